@@ -1,0 +1,97 @@
+"""The library entry points behind the CLI: load a spec, check it, replay a trace.
+
+`check("sglang_pd", fixes=["door-retire"])` returns a CheckResult; it is what `ownership
+check` runs and what a team's own tests (and ownership.testing, later) call.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+from .lang.loader import build_model, load_spec, resolve_spec_path, shipped_specs
+from .lang.model import Model
+from .result import CheckResult
+from .trace import ReplayResult, Trace, replay
+
+ENGINES = ("explicit",)
+
+
+def spec_ref(ref: str) -> str:
+    """How to name a spec again later: the shipped name when it is one, else the path given."""
+    path, cls_name = resolve_spec_path(ref)
+    shipped = shipped_specs()
+    for name, p in shipped.items():
+        if p.resolve() == path.resolve():
+            return name + (f":{cls_name}" if cls_name else "")
+    return ref
+
+
+def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = ()) -> Model:
+    """Load and validate a spec at parameters and fixes."""
+    return build_model(load_spec(spec), params or {}, fixes)
+
+
+def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "") -> str:
+    """The command that re-runs this check: spec, non-default parameters and fixes."""
+    defaults = {n: p.default for n, p in model.spec_cls._params.items()}
+    parts = ["ownership", "check", spec]
+    for fx in model.spec.fixes:
+        parts += ["--fix", fx]
+    for k, v in model.env.items():
+        if defaults.get(k) != v:
+            parts += ["--param", f"{k}={v}"]
+    if engine != "explicit":
+        parts += ["--engine", engine]
+    return shlex.join(parts) + extra
+
+
+def check(
+    spec: str,
+    *,
+    params: dict[str, int] | None = None,
+    fixes: Any = (),
+    engine: str = "explicit",
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    max_seconds: float | None = None,
+    reporter: Any = None,
+) -> CheckResult:
+    """Check a spec (a path or shipped name) and return the verdict, coverage and trace."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
+    model = model_for(spec, params=params, fixes=fixes)
+    from .engines import explicit
+
+    result = explicit.check(model, max_states=max_states, max_depth=max_depth,
+                            max_seconds=max_seconds, reporter=reporter)
+    result.model = model  # type: ignore[attr-defined]
+    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine)  # type: ignore[attr-defined]
+    if result.trace is not None:
+        result.trace.spec = spec_ref(spec)
+        result.trace.reproduce = result.reproduce  # type: ignore[attr-defined]
+    return result
+
+
+def _display_ref(spec: str) -> str:
+    """The spec as the user should type it again: a path as given, or the shipped name."""
+    return spec if Path(spec.split(":")[0]).is_file() else spec_ref(spec)
+
+
+def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None) -> tuple[ReplayResult, Model]:
+    """Replay a trace on its spec (or `spec`), with its own fixes unless `fixes` is given.
+
+    Without `spec`, only a shipped spec named in the trace is loaded: a trace file never
+    chooses which code runs."""
+    if spec is None:
+        name = trace.spec.split(":")[0]
+        if name not in shipped_specs():
+            raise UsageError(
+                f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which spec to"
+                " replay it on with --spec PATH (a trace file never chooses which code runs)"
+            )
+        spec = trace.spec
+    model = model_for(spec, params=trace.params, fixes=trace.fixes if fixes is None else fixes)
+    return replay(trace, model), model

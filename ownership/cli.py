@@ -1,0 +1,213 @@
+"""The `ownership` command line: click commands that call the library and print its renderings.
+
+No logic lives here beyond parsing options, calling ownership.api, and choosing the exit
+code from the one table in ownership.result. Every OwnershipError becomes one line on stderr
+and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from . import api
+from .errors import OwnershipError, UsageError
+from .result import EXIT_BAD_INPUT, EXIT_CODES, Verdict
+from .trace import read_itf, write_itf
+
+EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+class OwnershipGroup(click.Group):
+    """A click group that turns bad input into `error: ...` and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OwnershipError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(Verdict.INCONCLUSIVE.exit_code)
+
+
+@click.group(cls=OwnershipGroup, epilog=EXIT_TABLE)
+@click.version_option(package_name="ownership")
+def cli() -> None:
+    """Model checker for KV-cache page ownership in disaggregated LLM inference."""
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=8")
+        try:
+            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
+    return out
+
+
+class _Progress:
+    """Prints a progress line on stderr once a run has lasted a second."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.printed = False
+        self.last = 0.0
+
+    def __call__(self, p: Any) -> None:
+        if p.seconds < 1.0:
+            return
+        now = time.monotonic()
+        if not self.tty and now - self.last < 10.0:
+            return
+        self.last = now
+        rate = p.states / p.seconds if p.seconds else 0.0
+        line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s, {p.seconds:.0f} s"
+        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+        self.printed = True
+
+    def close(self) -> None:
+        if self.printed and self.tty:
+            click.echo("", err=True)
+
+
+@cli.command(epilog=EXIT_TABLE)
+@click.argument("spec")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
+@click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the counterexample as ITF JSON here.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--strict", is_flag=True, help="Exit 3 for a bounded pass or an unreached sometimes property.")
+@click.option("--full", is_flag=True, help="Show whole states in the trace, not only what changed.")
+@click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
+@click.option("--max-depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded).")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+def check(spec: str, fixes: tuple[str, ...], params: tuple[str, ...], engine: str, out: str | None,
+          as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
+          max_seconds: float | None) -> None:
+    """Check SPEC (a .py file or a shipped spec name) and print the verdict.
+
+    A violation comes with a shortest counterexample; a pass says what was covered."""
+    from .render.text import render_check
+
+    progress = _Progress()
+    try:
+        result = api.check(spec, params=_params(params), fixes=fixes, engine=engine,
+                           max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+                           reporter=progress)
+    finally:
+        progress.close()
+    if out and result.trace is not None:
+        try:
+            write_itf(result.trace, out)
+        except OSError as e:
+            raise UsageError(f"cannot write the trace to {out}: {e}") from None
+    trace_path = out if (out and result.trace is not None) else None
+    unreached = [n for n, got in result.sometimes.items() if got is False]
+    code = result.verdict.exit_code_for(strict=strict)
+    if strict and unreached and code == 0:
+        code = Verdict.INCONCLUSIVE.exit_code
+    if as_json:
+        model = result.model  # type: ignore[attr-defined]
+        doc = {
+            "spec": spec,
+            "spec_class": model.spec_cls.__name__,
+            "params": model.env,
+            "fixes": list(model.spec.fixes),
+            "engine": result.engine,
+            "verdict": result.verdict.word,
+            "coverage": result.coverage.to_json(),
+            "violation": result.violation.to_json() if result.violation else None,
+            "trace": trace_path,
+            "sometimes": result.sometimes,
+            "reproduce": result.reproduce,  # type: ignore[attr-defined]
+            "exit_code": code,
+        }
+        if result.trace is not None:
+            doc["steps"] = [s.label() for s in result.trace.steps[1:]]
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
+    sys.exit(code)
+
+
+@cli.command(epilog=EXIT_TABLE)
+@click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
+@click.option("--spec", default=None, help="The spec to replay on (default: the shipped spec the trace names).")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Replay with these fixes instead of the trace's.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the replayed run as ITF JSON here.")
+def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], as_json: bool, out: str | None) -> None:
+    """Re-execute TRACE on its spec: exit 1 if it still violates, 0 if a fix blocks it."""
+    from .render.text import render_replay
+
+    trace = read_itf(trace_file)
+    result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None)
+    if out and result.trace is not None:
+        result.trace.spec = trace.spec
+        write_itf(result.trace, out)
+    code = 1 if result.outcome == "violated" else 0
+    if as_json:
+        doc = {
+            "trace": trace_file,
+            "fixes": list(model.spec.fixes),
+            "outcome": result.outcome,
+            "steps_run": result.steps_run,
+            "violation": result.violation.to_json() if result.violation else None,
+            "blocked_step": result.blocked_step,
+            "blocked_action": result.blocked_action,
+            "diverged_step": result.diverged_step,
+            "exit_code": code,
+        }
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(render_replay(result, trace=trace, fixes=model.spec.fixes))
+    sys.exit(code)
+
+
+@cli.command(name="list")
+@click.argument("spec", required=False)
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Show sizes at these parameters.")
+def list_(spec: str | None, params: tuple[str, ...]) -> None:
+    """List the shipped specs, or SPEC's parameters, fixes, actions and properties."""
+    from .lang.loader import load_spec, shipped_specs
+    from .render.text import render_spec, render_spec_list
+
+    if spec is None:
+        summaries = {}
+        for name in shipped_specs():
+            cls = load_spec(name)
+            summaries[name] = ((cls.__doc__ or "").strip().splitlines() or [""])[0]
+        click.echo(render_spec_list(summaries))
+        return
+    click.echo(render_spec(api.model_for(spec, params=_params(params)), spec))
+
+
+def _register_optional_commands() -> None:
+    try:
+        from .cli_config_check import config_check
+    except ImportError:
+        return
+    cli.add_command(config_check)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    """The console script."""
+    cli(prog_name="ownership")
+
+
+if __name__ == "__main__":
+    main()

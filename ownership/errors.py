@@ -1,0 +1,33 @@
+"""Every exception that ownership raises, in one place (one per kind of bad input or state).
+
+The CLI turns any OwnershipError into one message on stderr and exit code 2; nothing here
+is ever shown as a traceback. A message says the offending value, the rule and the fix.
+"""
+
+from __future__ import annotations
+
+
+class OwnershipError(Exception):
+    """Raised for any bad input the user can fix: the base of every error below."""
+
+
+class UsageError(OwnershipError):
+    """Raised when a command's arguments are wrong: an unknown fix, parameter or spec name."""
+
+
+class SpecError(OwnershipError):
+    """Raised when a spec breaks a rule of the spec language; carries the spec file and line."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
+        super().__init__(f"{where}{message}")
+
+
+class TraceFormatError(OwnershipError):
+    """Raised when a trace file cannot be read: not JSON, not ITF, or not of the named spec."""
+
+
+class ConfigError(OwnershipError):
+    """Raised when a deployment's configuration or logs lack a figure that a check needs."""

@@ -1,0 +1,1 @@
+"""Interpreters of the spec language: concrete (ints) and symbolic (expression graphs)."""

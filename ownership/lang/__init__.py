@@ -1,0 +1,23 @@
+"""The spec language: declarations, values, the state view, models and the loader."""
+
+from .declare import (
+    Request,
+    action,
+    fix,
+    ints,
+    invariant,
+    param,
+    per_page,
+    per_request,
+    pool,
+    sometimes,
+    state,
+)
+from .spec import Spec
+from .values import If, Max, Min, all_of, any_of, count, first, has, nth, page, select, without
+
+__all__ = [
+    "If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "count", "first", "fix",
+    "has", "ints", "invariant", "nth", "page", "param", "per_page", "per_request", "pool",
+    "select", "sometimes", "state", "without",
+]

@@ -1,0 +1,375 @@
+"""What a spec declares: parameters, fixes, pools, state slots, domains, actions and properties.
+
+A spec is a Python class (see `Spec`). Its body uses the functions here; nothing in this
+module runs an action. Parameters are lazy (`ParamExpr`) so that bounds such as
+`ints(1, context)` are resolved only when a spec is instantiated at concrete parameters.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SpecError
+
+# --------------------------------------------------------------------------- parameters
+
+
+class ParamExpr:
+    """An integer expression over parameters, resolved when the spec is instantiated."""
+
+    def resolve(self, env: dict[str, int]) -> int:
+        raise NotImplementedError
+
+    def _bin(self, other: Any, fn: Callable[[int, int], int], sym: str, swap: bool = False) -> ParamExpr:
+        a, b = (other, self) if swap else (self, other)
+        return _Derived(lambda env: fn(_resolve(a, env), _resolve(b, env)), f"{_show(a)} {sym} {_show(b)}")
+
+    def __add__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x + y, "+")
+    def __radd__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x + y, "+", True)
+    def __sub__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x - y, "-")
+    def __rsub__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x - y, "-", True)
+    def __mul__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x * y, "*")
+    def __rmul__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x * y, "*", True)
+    def __floordiv__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x // y, "//")
+
+
+class _Derived(ParamExpr):
+    def __init__(self, fn: Callable[[dict[str, int]], int], text: str) -> None:
+        self._fn = fn
+        self._text = text
+
+    def resolve(self, env: dict[str, int]) -> int:
+        return self._fn(env)
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+def _resolve(x: Any, env: dict[str, int]) -> int:
+    return x.resolve(env) if isinstance(x, ParamExpr) else int(x)
+
+
+def _show(x: Any) -> str:
+    return repr(x) if isinstance(x, ParamExpr) else str(x)
+
+
+class Param(ParamExpr):
+    """A named integer parameter of a spec, with a default and a help text."""
+
+    def __init__(self, default: int, help: str, *, minimum: int = 0) -> None:
+        self.name = ""
+        self.default = default
+        self.help = help
+        self.minimum = minimum
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def resolve(self, env: dict[str, int]) -> int:
+        return env[self.name]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def param(default: int, help: str, *, minimum: int = 0) -> Any:
+    """Declare an integer parameter: `pages = param(8, "decode KV pool, in pages")`."""
+    return Param(default, help, minimum=minimum)
+
+
+class Fix:
+    """A named fix, off by default; inside actions `self.<attr>` is True when it is on."""
+
+    def __init__(self, help: str) -> None:
+        self.attr = ""
+        self.name = ""
+        self.help = help
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attr = name
+        self.name = name.replace("_", "-")
+
+
+def fix(help: str) -> Any:
+    """Declare a fix: `door_retire = fix("0.5.21, #38935: ...")`, enabled by `--fix door-retire`."""
+    return Fix(help)
+
+
+# --------------------------------------------------------------------------- domains
+
+
+class Domain:
+    """A finite set of integers that a slot or an action argument ranges over."""
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def values(self, env: dict[str, int]) -> list[int]:
+        lo, hi = self.bounds(env)
+        return list(range(lo, hi + 1))
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        """The value as it appears in traces (ITF): an int, a name or a list."""
+        return v
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        """The inverse of `show`, for reading traces; raises ValueError on a foreign value."""
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ValueError(f"expected an integer, got {x!r}")
+        return x
+
+
+@dataclass(frozen=True)
+class IntRange(Domain):
+    """The integers lo..hi, bounds possibly given by parameters."""
+
+    lo: Any
+    hi: Any
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        return _resolve(self.lo, env), _resolve(self.hi, env)
+
+
+def ints(lo: Any, hi: Any) -> IntRange:
+    """The integers lo..hi inclusive; bounds may be parameters: `ints(1, context)`."""
+    return IntRange(lo, hi)
+
+
+class BoolDomain(Domain):
+    """True or False, stored as 1 or 0."""
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        return 0, 1
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        return bool(v)
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        if not isinstance(x, bool):
+            raise ValueError(f"expected true or false, got {x!r}")
+        return int(x)
+
+
+class EnumDomain(Domain):
+    """The members of an IntEnum, shown by name."""
+
+    def __init__(self, enum_cls: type[enum.IntEnum]) -> None:
+        self.enum_cls = enum_cls
+        self.by_name = {m.name: int(m) for m in enum_cls}
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        vals = [int(m) for m in self.enum_cls]
+        return min(vals), max(vals)
+
+    def values(self, env: dict[str, int]) -> list[int]:
+        return sorted(int(m) for m in self.enum_cls)
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        return self.enum_cls(v).name
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        if x not in self.by_name:
+            raise ValueError(f"expected one of {', '.join(self.by_name)}, got {x!r}")
+        return self.by_name[x]
+
+
+class RequestDomain(Domain):
+    """Request identities 1..requests, shown as r1, r2, ...; with `none`, 0 is a value too."""
+
+    def __init__(self, *, none: str | None = None, earlier: str | None = None) -> None:
+        self.none = none          # the name of 0 ("free", "none"), or None if 0 is not a value
+        self.earlier = earlier    # the name of requests+1 ("r0": KV of an earlier request), if any
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        r = env["requests"]
+        return (0 if self.none else 1), (r + 1 if self.earlier else r)
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        if v == 0 and self.none:
+            return self.none
+        if self.earlier and v == env["requests"] + 1:
+            return self.earlier
+        return f"r{v}"
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        if self.none and x == self.none:
+            return 0
+        if self.earlier and x == self.earlier:
+            return env["requests"] + 1
+        if isinstance(x, str) and x.startswith("r") and x[1:].isdigit():
+            v = int(x[1:])
+            if 1 <= v <= env["requests"]:
+                return v
+        raise ValueError(f"expected a request name r1..r{env['requests']}, got {x!r}")
+
+
+#: The domain of an action argument naming a request: `def arrive(self, s, r: Request)`.
+Request = RequestDomain()
+
+
+class PageSetDomain(Domain):
+    """Subsets of a pool's pages, stored as a bitmask, shown as a sorted list of page numbers."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        return 0, (1 << self.pool.size(env)) - 1
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        return frozenset(p for p in range(self.pool.size(env)) if v >> p & 1)
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        if not isinstance(x, (set, frozenset)) or not all(isinstance(p, int) for p in x):
+            raise ValueError(f"expected a set of page numbers, got {x!r}")
+        size = self.pool.size(env)
+        if any(not 0 <= p < size for p in x):
+            raise ValueError(f"page numbers must be 0..{size - 1}, got {sorted(x)}")
+        return sum(1 << p for p in x)
+
+
+def as_domain(x: Any, where: str) -> Domain:
+    """Turn what a spec wrote (a Domain, an IntEnum class, bool, a Pool) into a Domain."""
+    if isinstance(x, Domain):
+        return x
+    if x is bool:
+        return BoolDomain()
+    if inspect.isclass(x) and issubclass(x, enum.IntEnum):
+        return EnumDomain(x)
+    if isinstance(x, Pool):
+        return PageSetDomain(x)
+    raise SpecError(
+        f"{where}: {x!r} is not a domain. Use ints(lo, hi), bool, an IntEnum class, Request, "
+        "or a pool (for a set of its pages)."
+    )
+
+
+# --------------------------------------------------------------------------- pools
+
+
+class Pool:
+    """A node's KV page pool; the kernel keeps owner, content and transfer marks per page."""
+
+    ORDERS = ("lowest", "lifo")
+
+    def __init__(self, pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "") -> None:
+        if order not in self.ORDERS:
+            raise SpecError(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
+        self.name = ""
+        self.pages = pages
+        self.order = order
+        self.warm = warm
+        self.help = help
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def size(self, env: dict[str, int]) -> int:
+        return _resolve(self.pages, env)
+
+
+def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "") -> Any:
+    """Declare a node's page pool.
+
+    `order`: which free page `alloc` hands out first: "lowest" (lowest free index) or "lifo"
+    (the most recently freed first: SGLang's paged allocator prepends freed pages).
+    `warm`: every page starts holding KV of an earlier request (r0), as a real pool that is
+    never zeroed does; otherwise pages start never written.
+    """
+    return Pool(pages, order=order, warm=warm, help=help)
+
+
+# --------------------------------------------------------------------------- state slots
+
+
+class Slot:
+    """A piece of protocol state: a scalar, or an array per request or per page of a pool."""
+
+    def __init__(self, domain: Any, init: Any, shape: str, over: Pool | None = None) -> None:
+        self.name = ""
+        self.domain_decl = domain
+        self.init = init
+        self.shape = shape        # "scalar", "request", "page"
+        self.over = over
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+
+def state(domain: Any, init: Any = 0) -> Any:
+    """A scalar state slot: `phase = state(Phase, Phase.IDLE)`."""
+    return Slot(domain, init, "scalar")
+
+
+def per_request(domain: Any, init: Any = 0) -> Any:
+    """One value per request: `stage = per_request(Stage, Stage.NEW)`; index with a request."""
+    return Slot(domain, init, "request")
+
+
+def per_page(pool_: Any, domain: Any, init: Any = 0) -> Any:
+    """One value per page of a pool: `pinned = per_page(decode, bool, False)`."""
+    return Slot(domain, init, "page", over=pool_)
+
+
+# --------------------------------------------------------------------------- actions and properties
+
+
+@dataclass
+class ActionDecl:
+    """An action: a method `(self, s, **args)` whose arguments range over finite domains."""
+
+    fn: Callable[..., Any]
+    name: str
+    args: list[tuple[str, Any]]  # (argument name, domain as declared)
+    actor: str | None
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+
+def action(fn: Callable[..., Any] | None = None, *, actor: str | None = None) -> Any:
+    """Mark a method as an action. Argument domains come from annotations:
+    `def arrive(self, s, r: Request, n: Length)`. `actor` names the node that acts
+    (e.g. "prefill", "decode", "transfer") for the trace views."""
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        f.__ownership_action__ = {"actor": actor}  # type: ignore[attr-defined]
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def invariant(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> condition` that must hold in every reachable state."""
+    fn.__ownership_property__ = "invariant"  # type: ignore[attr-defined]
+    return fn
+
+
+def sometimes(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> condition` that must hold in SOME reachable state.
+
+    It guards against vacuity: a spec in which no request ever completes proves nothing."""
+    fn.__ownership_property__ = "sometimes"  # type: ignore[attr-defined]
+    return fn
+
+
+@dataclass
+class PropertyDecl:
+    """A spec's own invariant or sometimes property."""
+
+    fn: Callable[..., Any]
+    name: str
+    kind: str  # "invariant" | "sometimes"
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+
+def kebab(name: str) -> str:
+    return name.replace("_", "-")

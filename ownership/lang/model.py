@@ -1,0 +1,219 @@
+"""A Model: one spec instantiated at concrete parameters and fixes, laid out as a flat state.
+
+A state is a tuple of small integers. The Model knows which positions belong to which slot
+(the spec's own slots first, then the kernel's shadow slots of each pool), the initial state,
+every action binding (an action with concrete arguments), and how to show a state as named
+values for traces. Interpreters run actions on it; engines search over it.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SpecError
+from .declare import (
+    ActionDecl,
+    BoolDomain,
+    Domain,
+    IntRange,
+    PageSetDomain,
+    Pool,
+    PropertyDecl,
+    RequestDomain,
+    _resolve,
+    as_domain,
+)
+from .spec import Spec
+
+
+@dataclass
+class SlotInfo:
+    """Where a slot lives in the flat state and how its values look."""
+
+    name: str
+    shape: str            # "scalar" | "request" | "page"
+    domain: Domain
+    offset: int
+    length: int
+    base: int             # index of the first element: 1 for requests, 0 for pages
+    lo: int
+    hi: int
+    pool: str | None = None
+    kernel: bool = False  # a shadow slot of the ownership kernel (ground truth)
+    free_list: bool = False
+    is_bool: bool = False
+
+    def show(self, values: list[int], env: dict[str, int]) -> Any:
+        """The slot's values as they appear in a trace: a value, a dict by request, a list."""
+        if self.free_list:
+            size = self.length
+            return [v for v in values if v < size]
+        if self.shape == "scalar":
+            return self.domain.show(values[0], env)
+        if self.shape == "request":
+            return {f"r{i + 1}": self.domain.show(v, env) for i, v in enumerate(values)}
+        return [self.domain.show(v, env) for v in values]
+
+    def parse(self, x: Any, env: dict[str, int]) -> list[int]:
+        """The inverse of `show`; raises ValueError on a value of the wrong shape."""
+        if self.free_list:
+            if not isinstance(x, list) or len(x) > self.length:
+                raise ValueError(f"expected a list of at most {self.length} pages, got {x!r}")
+            vals = [int(v) for v in x] + [self.length] * (self.length - len(x))
+            if any(not 0 <= v <= self.length for v in vals):
+                raise ValueError(f"page numbers must be 0..{self.length - 1}, got {x!r}")
+            return vals
+        if self.shape == "scalar":
+            return [self.domain.parse(x, env)]
+        if self.shape == "request":
+            if not isinstance(x, dict) or sorted(x) != sorted(f"r{i + 1}" for i in range(self.length)):
+                raise ValueError(f"expected a value for each of r1..r{self.length}, got {x!r}")
+            return [self.domain.parse(x[f"r{i + 1}"], env) for i in range(self.length)]
+        if not isinstance(x, list) or len(x) != self.length:
+            raise ValueError(f"expected a list of {self.length} values, got {x!r}")
+        return [self.domain.parse(v, env) for v in x]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """An action with concrete arguments: one edge label of the state graph."""
+
+    action: ActionDecl
+    args: tuple[int, ...]
+    shown: tuple[tuple[str, Any], ...]  # the arguments as they appear in traces
+
+    def label(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in self.shown)
+        return f"{self.action.name}({inner})"
+
+
+@dataclass
+class PoolInfo:
+    name: str
+    size: int
+    order: str
+    warm: bool
+
+
+class Model:
+    """A spec at concrete parameters and fixes: layout, initial state, bindings, properties."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.spec_cls = type(spec)
+        self.env = dict(spec.env)
+        self.requests = self.env["requests"]
+        #: content value meaning "KV of an earlier request, from before the trace" (warm pools)
+        self.earlier = self.requests + 1
+        self.pools: dict[str, PoolInfo] = {}
+        for name, p in self.spec_cls._pools.items():
+            size = p.size(self.env)
+            if not 1 <= size <= 64:
+                raise SpecError(
+                    f"pool {name} has {size} pages; a pool needs 1..64 pages in exhaustive checking"
+                    " (page sets are 64-bit masks)",
+                    file=self.spec_cls.source_file(),
+                )
+            self.pools[name] = PoolInfo(name, size, p.order, p.warm)
+        self.slots: list[SlotInfo] = []
+        self.by_name: dict[str, SlotInfo] = {}
+        init: list[int] = []
+        for name, slot in self.spec_cls._slots.items():
+            domain = as_domain(slot.domain_decl, f"slot {name}")
+            if slot.shape == "scalar":
+                length, base = 1, 0
+            elif slot.shape == "request":
+                length, base = self.requests, 1
+            else:
+                over = slot.over
+                if not isinstance(over, Pool):
+                    raise SpecError(f"slot {name}: per_page needs a pool, got {over!r}", file=self.spec_cls.source_file())
+                length, base = over.size(self.env), 0
+            value = _init_value(slot.init, self.env, name)
+            self._add(SlotInfo(name, slot.shape, domain, 0, length, base, 0, 0), [value] * length, init)
+        for pname, info in self.pools.items():
+            owner = RequestDomain(none="free")
+            content = RequestDomain(none="none", earlier="r0")
+            transfer = RequestDomain(none="none")
+            warm = self.earlier if info.warm else 0
+            self._add(SlotInfo(f"{pname}.owner", "page", owner, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
+            self._add(SlotInfo(f"{pname}.content", "page", content, 0, info.size, 0, 0, 0, pname, True), [warm] * info.size, init)
+            self._add(SlotInfo(f"{pname}.inflight", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
+            self._add(SlotInfo(f"{pname}.outbound", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
+            if info.order == "lifo":
+                fl = SlotInfo(f"{pname}.free_list", "page", IntRange(0, info.size), 0, info.size, 0, 0, 0, pname, True, True)
+                self._add(fl, list(range(info.size)), init)
+        self.initial: tuple[int, ...] = tuple(init)
+        self.width = len(init)
+        self.bindings: list[Binding] = self._bindings()
+        self.invariants: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "invariant"]
+        self.sometimes: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "sometimes"]
+        self.checks_leak = self.spec_cls.checks_leak()
+
+    def _add(self, info: SlotInfo, values: list[int], init: list[int]) -> None:
+        info.offset = len(init)
+        info.lo, info.hi = info.domain.bounds(self.env)
+        info.is_bool = isinstance(info.domain, BoolDomain)
+        for v in values:
+            if not info.lo <= v <= info.hi:
+                raise SpecError(
+                    f"slot {info.name}: initial value {v} is outside its domain {info.lo}..{info.hi}",
+                    file=self.spec_cls.source_file(),
+                )
+        init.extend(values)
+        self.slots.append(info)
+        self.by_name[info.name] = info
+
+    def _bindings(self) -> list[Binding]:
+        out: list[Binding] = []
+        for decl in self.spec_cls._actions.values():
+            domains = [as_domain(d, f"action {decl.name}, argument {a}") for a, d in decl.args]
+            choices = [d.values(self.env) for d in domains]
+            for combo in itertools.product(*choices):
+                shown = tuple((a, d.show(v, self.env)) for (a, _), d, v in zip(decl.args, domains, combo))
+                out.append(Binding(decl, tuple(combo), shown))
+        return out
+
+    # -- showing states ----------------------------------------------------------------------
+
+    def show(self, state: tuple[int, ...]) -> dict[str, Any]:
+        """A state as named values, in slot order (the form traces store)."""
+        return {
+            s.name: s.show(list(state[s.offset:s.offset + s.length]), self.env) for s in self.slots
+        }
+
+    def parse(self, values: dict[str, Any]) -> tuple[int, ...]:
+        """The inverse of `show`; raises ValueError naming the slot that does not fit."""
+        out: list[int] = []
+        missing = [s.name for s in self.slots if s.name not in values]
+        if missing:
+            raise ValueError(f"the state lacks {', '.join(missing)}")
+        for s in self.slots:
+            try:
+                out.extend(s.parse(values[s.name], self.env))
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"{s.name}: {e}") from None
+        return tuple(out)
+
+    def request_name(self, r: int) -> str:
+        if r == self.earlier:
+            return "r0"
+        return f"r{r}" if r else "none"
+
+    def describe(self) -> str:
+        params = " ".join(f"{k}={v}" for k, v in self.env.items())
+        return params
+
+
+def _init_value(init: Any, env: dict[str, int], name: str) -> int:
+    if isinstance(init, bool):
+        return int(init)
+    if isinstance(init, enum.IntEnum):
+        return int(init)
+    try:
+        return _resolve(init, env)
+    except (TypeError, ValueError):
+        raise SpecError(f"slot {name}: initial value {init!r} is not an integer") from None

@@ -1,0 +1,94 @@
+"""Verdicts, coverage and CheckResult: what every engine returns, and the one table of exit codes.
+
+A result never claims more than was covered: `verified` only when every reachable state was
+explored (or a proof holds), `bounded` when a bound stopped the search without a violation,
+`inconclusive` when a limit, Ctrl-C or a solver's `unknown` stopped it early.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Exit code for bad input: a usage error, a spec error, an unreadable trace or log.
+EXIT_BAD_INPUT = 2
+
+
+class Verdict(enum.Enum):
+    """The outcome of a check, with its exit code and what it means."""
+
+    VIOLATED = ("violated", 1, "a property fails; a trace is attached")
+    VERIFIED = ("verified", 0, "every reachable state explored, or proved")
+    BOUNDED = ("bounded", 0, "no violation within the stated bound")
+    INCONCLUSIVE = ("inconclusive", 3, "stopped early: limit, interrupt or solver unknown")
+
+    def __init__(self, word: str, exit_code: int, meaning: str) -> None:
+        self.word = word
+        self.exit_code = exit_code
+        self.meaning = meaning
+
+    def exit_code_for(self, *, strict: bool = False) -> int:
+        """The process exit code; under --strict a bounded pass counts as inconclusive (3)."""
+        if strict and self is Verdict.BOUNDED:
+            return Verdict.INCONCLUSIVE.exit_code
+        return self.exit_code
+
+
+#: The exit codes of every command, for docs and `--help` (one table, DESIGN.md section 4).
+EXIT_CODES: dict[int, str] = {
+    0: "verified, or bounded without a violation (a replay: the trace no longer violates)",
+    1: "violated: a property fails and a trace is attached",
+    2: "bad input: usage error, spec error, unreadable trace or configuration",
+    3: "inconclusive: stopped by a limit, Ctrl-C or a solver's unknown; bounded under --strict",
+}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a search actually covered: the only basis for a verdict."""
+
+    states: int
+    transitions: int
+    depth: int
+    complete: bool
+    stopped_by: str | None = None  # "violation", "max-states", "max-seconds", "interrupt", ...
+    seconds: float = 0.0
+    #: when incomplete: every execution of at most this many steps was checked
+    bound_depth: int | None = None
+
+    def describe(self) -> str:
+        """What was covered, in words, never more than that."""
+        if self.complete:
+            return f"all {self.states:,} reachable states ({self.transitions:,} transitions, depth {self.depth})"
+        counts = f"{self.states:,} states, {self.transitions:,} transitions"
+        if self.stopped_by == "violation":
+            return f"{counts} before the violation"
+        within = "" if self.bound_depth is None else f"; every execution of at most {self.bound_depth} steps checked"
+        return f"{counts}{within} (stopped by {self.stopped_by}; not every reachable state was explored)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "states": self.states,
+            "transitions": self.transitions,
+            "depth": self.depth,
+            "complete": self.complete,
+            "stopped_by": self.stopped_by,
+            "seconds": round(self.seconds, 3),
+            "bound_depth": self.bound_depth,
+        }
+
+
+@dataclass
+class CheckResult:
+    """A verdict, the coverage behind it, and on a violation the shortest trace found."""
+
+    verdict: Verdict
+    coverage: Coverage
+    engine: str
+    trace: Any = None  # ownership.trace.Trace when violated
+    sometimes: dict[str, bool | None] = field(default_factory=dict)  # None: not checked to the end
+
+    @property
+    def violation(self) -> Any:
+        return self.trace.violation if self.trace is not None else None
