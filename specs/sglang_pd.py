@@ -29,6 +29,7 @@ from enum import IntEnum
 
 from ownership import (
     If,
+    Min,
     Request,
     Spec,
     action,
@@ -101,19 +102,16 @@ class SGLangPD(Spec):
         (Req.set_finish_with_abort: to_finish=FINISH_ABORT(400)) and its input replaced by a
         one-token placeholder. Decode checks the prompt against its own limits."""
         s.require((s.p_stage[r] == P.NEW) & (s.d_stage[r] == D.NEW))
-        prefill_limit = self.context if self.pool_fits_context else min(self.prefill_pool, self.context)
-        decode_limit = min(self.decode_pool, self.context)
+        prefill_limit = self.context if self.pool_fits_context else Min(self.prefill_pool, self.context)
+        decode_limit = Min(self.decode_pool, self.context)
         p_rejected = n > prefill_limit
         d_rejected = n > decode_limit
         s.aborted[r] = p_rejected
-        s.sent[r] = 1 if p_rejected else n                 # the one-page placeholder
-        s.prompt[r] = 1 if d_rejected else n
-        if self.door_retire:                               # is_unadmitted_reject -> retire_unadmitted_request
-            s.p_stage[r] = P.RETIRED if p_rejected else P.QUEUED
-            s.d_stage[r] = D.RETIRED if d_rejected else D.QUEUED
-        else:
-            s.p_stage[r] = P.QUEUED
-            s.d_stage[r] = D.QUEUED
+        s.sent[r] = If(p_rejected, 1, n)                  # the one-page placeholder
+        s.prompt[r] = If(d_rejected, 1, n)
+        retire = self.door_retire                          # is_unadmitted_reject -> retire_unadmitted_request
+        s.p_stage[r] = If(p_rejected & retire, P.RETIRED, P.QUEUED)
+        s.d_stage[r] = If(d_rejected & retire, D.RETIRED, D.QUEUED)
 
     @action(actor="decode")
     def decode_prealloc(self, s, r: Request):

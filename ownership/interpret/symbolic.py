@@ -189,23 +189,50 @@ def trace_binding(model: Model, binding: Binding) -> Traced:
     return traced
 
 
-def trace_properties(model: Model) -> Traced:
-    """Trace the invariants, sometimes properties and `finished` once (validation)."""
+@dataclass
+class TracedProperties:
+    """The state properties as graphs over one state's variables.
+
+    `invariants`: (name, condition that must hold); `sometimes`: (name, condition to reach);
+    `leak`: (condition under which the kernel's leak property is violated, details)."""
+
+    invariants: list[tuple[str, Any]] = field(default_factory=list)
+    sometimes: list[tuple[str, Any]] = field(default_factory=list)
+    leak: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass
+class TracedModel:
+    """Every action binding of a model (in `model.bindings` order) and its properties, traced."""
+
+    actions: list[Traced]
+    properties: TracedProperties
+
+
+def trace_properties(model: Model) -> TracedProperties:
+    """Trace the invariants, sometimes properties and the kernel's leak property."""
     from .. import kernel
 
-    traced = Traced(None)
-    view = SymbolicState(model, traced)
-    for prop in model.invariants + model.sometimes:
-        traced.flags.append((prop.name, prop.fn(model.spec, view), {}))
+    out = TracedProperties()
+    view = SymbolicState(model, Traced(None))
+    for prop in model.invariants:
+        out.invariants.append((prop.name, prop.fn(model.spec, view)))
+    for prop in model.sometimes:
+        out.sometimes.append((prop.name, prop.fn(model.spec, view)))
     if model.checks_leak:
         for r in range(1, model.requests + 1):
             for pool, p, cond in kernel.leak(view, r):
-                traced.flags.append((kernel.LEAK, cond, {"pool": pool, "page": p, "request": r}))
-    return traced
-
-
-def validate(model: Model) -> list[Traced]:
-    """Trace every action binding and property of a model: the load-time check of a spec."""
-    out = [trace_binding(model, b) for b in model.bindings]
-    out.append(trace_properties(model))
+                out.leak.append((cond, {"pool": pool, "page": p, "request": r}))
     return out
+
+
+def trace_model(model: Model) -> TracedModel:
+    """Trace every action binding and property of a model, once (cached on the model).
+
+    This is also the load-time validation of a spec: Python control flow on state raises a
+    SpecError here, with the spec's file and line."""
+    cached = getattr(model, "_traced", None)
+    if cached is None:
+        cached = TracedModel([trace_binding(model, b) for b in model.bindings], trace_properties(model))
+        model._traced = cached  # type: ignore[attr-defined]
+    return cached

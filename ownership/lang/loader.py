@@ -121,7 +121,7 @@ def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
 
 def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = ()) -> Model:
     """Instantiate a spec at parameters and fixes, and validate it by symbolic tracing."""
-    from ..interpret.symbolic import validate
+    from ..interpret.symbolic import trace_model
 
     spec = cls(params=params, fixes=fixes)
     path = cls.source_file()
@@ -129,7 +129,7 @@ def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: An
         model = Model(spec)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
         check = model if small else Model(cls(params=None, fixes=fixes))
-        validate(check)
+        trace_model(check)
     except OwnershipError:
         raise
     except Exception as e:

@@ -111,12 +111,9 @@ class Model:
         self.pools: dict[str, PoolInfo] = {}
         for name, p in self.spec_cls._pools.items():
             size = p.size(self.env)
-            if not 1 <= size <= 64:
-                raise SpecError(
-                    f"pool {name} has {size} pages; a pool needs 1..64 pages in exhaustive checking"
-                    " (page sets are 64-bit masks)",
-                    file=self.spec_cls.source_file(),
-                )
+            if size < 1:
+                raise SpecError(f"pool {name} has {size} pages; a pool needs at least one page",
+                                file=self.spec_cls.source_file())
             self.pools[name] = PoolInfo(name, size, p.order, p.warm)
         self.slots: list[SlotInfo] = []
         self.by_name: dict[str, SlotInfo] = {}
