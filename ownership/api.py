@@ -68,7 +68,11 @@ def check(
     result = explicit.check(model, max_states=max_states, max_depth=max_depth,
                             max_seconds=max_seconds, reporter=reporter)
     result.model = model  # type: ignore[attr-defined]
-    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine)  # type: ignore[attr-defined]
+    limits = ""
+    for flag, value in (("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds)):
+        if value is not None:
+            limits += f" {flag} {value}"
+    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)  # type: ignore[attr-defined]
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)
         result.trace.reproduce = result.reproduce  # type: ignore[attr-defined]

@@ -33,8 +33,9 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +220,7 @@ class ConfigReport:
     checks: tuple[CheckOutcome, ...]
     spec_result: Any = None  # ownership.result.CheckResult of the --spec run
     spec_params: dict[str, int] | None = None
+    spec_fixes: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[CheckOutcome, ...]:
@@ -240,7 +242,11 @@ class ConfigReport:
     def to_json(self) -> dict[str, Any]:
         spec: dict[str, Any] | None = None
         if self.spec_params is not None:
-            spec = {"spec": SPEC_NAME, "params": dict(self.spec_params)}
+            spec = {
+                "spec": SPEC_NAME,
+                "params": dict(self.spec_params),
+                "fixes": list(self.spec_fixes),
+            }
             if self.spec_result is not None:
                 spec.update(_spec_result_json(self.spec_result))
         return {
@@ -301,10 +307,7 @@ def parse_token_count(text: str, *, engine: str) -> int:
                 if "." not in number:
                     return int(number) * 2 ** (10 * "KMGT".index(suffix[0]) + 10)
             else:
-                try:
-                    return int(Decimal(number) * 10 ** (3 * "kMGT".index(suffix) + 3))
-                except InvalidOperation:  # pragma: no cover - the regex admits only digits
-                    pass
+                return int(Decimal(number) * 10 ** (3 * "kMGT".index(suffix) + 3))
     raise ConfigError(
         f"{text!r} is not a token count that {engine} accepts: use a plain integer"
         + (
@@ -433,14 +436,21 @@ def _last_startup(lines: list[str], markers: tuple[re.Pattern[str], ...]) -> int
     return start
 
 
+def _at(where: str, key: str) -> str:
+    """Where a figure was read: 'args.sh: --page-size' on a command line, 'x.log:3 server_args page_size' elsewhere."""
+    if where.endswith("--"):
+        return where + key.replace("_", "-")
+    return f"{where} {key}"
+
+
 def _sglang_args_reading(values: dict[str, Any], reading: NodeReading, where: str) -> None:
     """Fill a reading from SGLang server-argument values (a resolved dict or a parsed command line)."""
     ctx = _int_value(values.get("context_length"), SGLANG)
     if ctx is not None and ctx > 0:
-        reading.context_length = Figure(ctx, f"{where} context_length")
+        reading.context_length = Figure(ctx, _at(where, "context_length"))
     page = _int_value(values.get("page_size"), SGLANG)
     if page is not None and page > 0:
-        reading.page_size = Figure(page, f"{where} page_size")
+        reading.page_size = Figure(page, _at(where, "page_size"))
     mode = values.get("disaggregation_mode")
     if mode in (PREFILL, DECODE):
         reading.role = mode
@@ -455,7 +465,7 @@ def _sglang_args_reading(values: dict[str, Any], reading: NodeReading, where: st
         # --enable-dp-attention.
         ranks = dp * (attn_dp or 1)
         reading.dp_ranks = Figure(
-            ranks, f"{where} dp_size" + (" * attn_dp_size" if attn_dp else "")
+            ranks, _at(where, "dp_size") + (" * attn_dp_size" if attn_dp else "")
         )
     bound = _int_value(values.get("max_total_tokens"), SGLANG)
     if bound is not None:
@@ -494,7 +504,7 @@ def read_sglang_log(text: str, *, path: str = "<log>") -> NodeReading:
         no = i + 1
         m = _SG_ARGS.search(line)
         if m:
-            _sglang_args_reading(_repr_dict(m.group("body")), reading, f"{path}:{no}")
+            _sglang_args_reading(_repr_dict(m.group("body")), reading, f"{path}:{no} server_args")
             continue
         m = _SG_SCHED.search(line)
         if m:
@@ -576,7 +586,7 @@ def read_vllm_log(text: str, *, path: str = "<log>") -> NodeReading:
         m = _VL_ARGS.search(line)
         if m:
             values = _repr_dict(m.group("body"))
-            _vllm_args_reading(values, reading, f"{path}:{no}", from_log=True)
+            _vllm_args_reading(values, reading, f"{path}:{no} non-default args", from_log=True)
         m = _VL_MAXLEN.search(line)
         if m:
             maxlen = Figure(int(m.group("len")), f"{path}:{no} (Using max model len)")
@@ -615,17 +625,17 @@ def _vllm_args_reading(
     )
     if max_len is not None:
         if max_len > 0:
-            reading.context_length = Figure(max_len, f"{where} max_model_len")
+            reading.context_length = Figure(max_len, _at(where, "max_model_len"))
         else:
             reading.looked_for["context_length"] = (
                 "max_model_len is -1 (auto-fit): the value is decided at start-up; give the start-up log"
             )
     block = _int_value(values.get("block_size"), VLLM)
     if block is not None and block > 0:
-        reading.page_size = Figure(block, f"{where} block_size")
+        reading.page_size = Figure(block, _at(where, "block_size"))
     dp = _int_value(values.get("data_parallel_size"), VLLM)
     if dp is not None:
-        reading.dp_ranks = Figure(dp, f"{where} data_parallel_size")
+        reading.dp_ranks = Figure(dp, _at(where, "data_parallel_size"))
     blocks = _int_value(values.get("num_gpu_blocks_override"), VLLM)
     if blocks is not None and not from_log:
         if reading.page_size is not None:
@@ -633,7 +643,7 @@ def _vllm_args_reading(
             usable = (blocks - 1) * reading.page_size.value
             reading.pool_tokens = Figure(
                 usable,
-                f"{where} (num_gpu_blocks_override {blocks} - 1 null block) * block_size {reading.page_size.value}",
+                f"{_at(where, 'num_gpu_blocks_override')} {blocks} (less the null block) * block size {reading.page_size.value}",
             )
         else:
             reading.looked_for["pool_tokens"] = (
@@ -856,14 +866,24 @@ def read_log(path: str | Path, *, engine: str | None = None) -> NodeReading:
             '"max_total_num_tokens=", "KV Cache is allocated", "server_args=" (SGLang) or '
             '"KV cache size:", "Using max model len" (vLLM); give the whole start-up log'
         )
-    if found == SGLANG:
-        return read_sglang_log(text, path=str(path))
-    return read_vllm_log(text, path=str(path))
+    reader = read_sglang_log if found == SGLANG else read_vllm_log
+    return _naming_the_file(path, lambda: reader(text, path=str(path)))
 
 
 def read_args_file(path: str | Path, *, engine: str | None = None) -> NodeReading:
     """Read a launch command line or a JSON dump of server arguments from a file."""
-    return read_server_args(_read_text(path, "argument file"), path=str(path), engine=engine)
+    text = _read_text(path, "argument file")
+    return _naming_the_file(path, lambda: read_server_args(text, path=str(path), engine=engine))
+
+
+def _naming_the_file(path: str | Path, read: Callable[[], NodeReading]) -> NodeReading:
+    """Run a reader; a ConfigError about a value (e.g. '--context-length abc') then names the file."""
+    try:
+        return read()
+    except ConfigError as exc:
+        if str(path) in str(exc):
+            raise
+        raise ConfigError(f"{path}: {exc}") from exc
 
 
 # ----------------------------------------------------------------------------------------
@@ -923,25 +943,37 @@ def _missing_message(role: str, figure: str, readings: list[NodeReading], option
     return f"the {role} {words} was not found: {where}. Give it with {option}"
 
 
-def _resolve_node(
-    role: str, readings: list[NodeReading], engine: str, explicit_context: Figure | None
-) -> NodeConfig:
-    merged = _merge(readings)
-    if merged.role is not None and merged.role != role:
-        source = next(r.origin for r in readings if r.role is not None)
-        raise ConfigError(
-            f"{source} belongs to a {merged.role} node (its own configuration says so) but was given as the {role} input; swap --prefill-* and --decode-*"
-        )
-    context = merged.context_length or explicit_context
+def _missing_figures(
+    role: str,
+    merged: NodeReading,
+    readings: list[NodeReading],
+    engine: str,
+    explicit_context: Figure | None,
+) -> list[str]:
+    """One message per figure that no input of this node gave."""
     missing: list[str] = []
-    if context is None:
+    if merged.context_length is None and explicit_context is None:
         missing.append(_missing_message(role, "context_length", readings, "--context-length"))
     if merged.pool_tokens is None:
         missing.append(_missing_message(role, "pool_tokens", readings, f"--{role}-pool-tokens"))
     if merged.page_size is None and not (engine == VLLM and merged.pool_in_whole_blocks):
         missing.append(_missing_message(role, "page_size", readings, "--page-size"))
-    if missing:
-        raise ConfigError("\n".join(missing))
+    return missing
+
+
+def _check_role(role: str, merged: NodeReading, readings: list[NodeReading]) -> None:
+    if merged.role is not None and merged.role != role:
+        source = next(r.origin for r in readings if r.role is not None)
+        raise ConfigError(
+            f"{source} belongs to a {merged.role} node (its own configuration says so) but was given as the {role} input; swap --prefill-* and --decode-*"
+        )
+
+
+def _resolve_node(
+    role: str, merged: NodeReading, engine: str, explicit_context: Figure | None
+) -> NodeConfig:
+    """A node's figures, all present (checked by _missing_figures first), with its input limit."""
+    context = merged.context_length or explicit_context
     assert context is not None and merged.pool_tokens is not None
     for name, fig in (
         ("context length", context),
@@ -1034,8 +1066,20 @@ def build_deployment(
     explicit_context = (
         Figure(context_length, "--context-length") if context_length is not None else None
     )
-    prefill = _resolve_node(PREFILL, per_role[PREFILL], engine, explicit_context)
-    decode = _resolve_node(DECODE, per_role[DECODE], engine, explicit_context)
+    merged = {role: _merge(per_role[role]) for role in ROLES}
+    for role in ROLES:
+        _check_role(role, merged[role], per_role[role])
+    missing = [
+        line
+        for role in ROLES
+        for line in _missing_figures(role, merged[role], per_role[role], engine, explicit_context)
+    ]
+    if len(missing) == 1:
+        raise ConfigError(missing[0])
+    if missing:
+        raise ConfigError(f"{len(missing)} figures were not found:\n  - " + "\n  - ".join(missing))
+    prefill = _resolve_node(PREFILL, merged[PREFILL], engine, explicit_context)
+    decode = _resolve_node(DECODE, merged[DECODE], engine, explicit_context)
 
     if explicit_context is not None:
         advertised = explicit_context
@@ -1145,6 +1189,39 @@ def check_input_limits_agree(deployment: Deployment) -> CheckOutcome:
         numbers,
         f"{narrow} rejects prompts of {_n(lo)} tokens or more while {wide} serves up to {_n(hi - 1)}: "
         f"a prompt in between is rejected on {narrow} only, the asymmetry that made the incident's one-token placeholder",
+    )
+
+
+def check_nodes_serve_the_window(deployment: Deployment) -> CheckOutcome:
+    """Each node's own context length is at least the advertised window.
+
+    A node refuses a prompt of its context length or more at the door of its tokenizer
+    (managers/tokenizer_manager.py for SGLang, InputProcessor._validate_prompt_len for vLLM),
+    whatever its pool holds: the documentation's window must be the one the nodes run with.
+    """
+    window = deployment.advertised_context.value
+    numbers = {
+        "context_length": window,
+        "prefill_context": deployment.prefill.context_length.value,
+        "decode_context": deployment.decode.context_length.value,
+    }
+    short = [n for n in (deployment.prefill, deployment.decode) if n.context_length.value < window]
+    if not short:
+        return CheckOutcome(
+            "nodes-serve-the-window",
+            CheckVerdict.PASS,
+            numbers,
+            f"both nodes run with a context length of at least the advertised {_n(window)} tokens",
+        )
+    said = "; ".join(
+        f"{n.role} runs with {_n(n.context_length.value)} ({n.context_length.source})"
+        for n in short
+    )
+    return CheckOutcome(
+        "nodes-serve-the-window",
+        CheckVerdict.FAIL,
+        numbers,
+        f"the advertised window is {_n(window)} tokens but {said}: longer prompts are refused whatever the pools hold",
     )
 
 
@@ -1321,6 +1398,7 @@ def run_checks(deployment: Deployment) -> ConfigReport:
         check_pool_holds_context(deployment, PREFILL),
         check_pool_holds_context(deployment, DECODE),
         check_input_limits_agree(deployment),
+        check_nodes_serve_the_window(deployment),
         check_page_rounding(deployment),
     ]
     if deployment.engine == SGLANG:
@@ -1391,6 +1469,23 @@ def spec_params(deployment: Deployment, *, requests: int = SPEC_REQUESTS) -> dic
     }
 
 
+def spec_fixes_for_release(version: str | None) -> list[str]:
+    """The sglang_pd fixes a release has (the release table of ../shared/domain/sglang-pd.md).
+
+    0.5.20 added the post-forward retire (#36988), 0.5.21 the intake door (#38935). Without a
+    release, none: the model of 0.5.19, the last release without either.
+    """
+    if version is None:
+        return []
+    key = parse_version(version)
+    fixes: list[str] = []
+    if key >= (*SGLANG_RETIRE_RELEASE, 1):
+        fixes.append("post-forward-retire")
+    if key >= (*SGLANG_DOOR_RELEASE, 1):
+        fixes.append("door-retire")
+    return fixes
+
+
 def run_spec(
     report: ConfigReport,
     *,
@@ -1400,67 +1495,69 @@ def run_spec(
 ) -> ConfigReport:
     """Run the shipped spec with the scaled parameters and add its outcome to the report.
 
-    Uses ownership.api.check (imported here, so that the checks above work without the engine).
+    The fixes are the release's (spec_fixes_for_release) plus `fixes`. Uses ownership.api.check,
+    imported here so that the checks above need no engine.
     """
     params = spec_params(report.deployment)
+    chosen = spec_fixes_for_release(report.deployment.version)
+    chosen += [f for f in (fixes or []) if f not in chosen]
     try:
         from ownership import api
     except ImportError as exc:
         raise ConfigError(f"--spec needs ownership.api, which is not available ({exc})") from exc
     result = api.check(
-        SPEC_NAME,
-        params=params,
-        fixes=list(fixes or []),
-        max_states=max_states,
-        max_seconds=max_seconds,
+        SPEC_NAME, params=params, fixes=chosen, max_states=max_states, max_seconds=max_seconds
     )
-    outcome = _spec_outcome(result, params)
-    return replace(report, checks=(*report.checks, outcome), spec_result=result, spec_params=params)
+    outcome = _spec_outcome(result, params, chosen)
+    return replace(
+        report,
+        checks=(*report.checks, outcome),
+        spec_result=result,
+        spec_params=params,
+        spec_fixes=tuple(chosen),
+    )
 
 
-def _spec_outcome(result: Any, params: dict[str, int]) -> CheckOutcome:
-    word = getattr(result.verdict, "word", str(result.verdict))
-    numbers: dict[str, Any] = {**params, "verdict": word}
-    coverage = getattr(result, "coverage", None)
-    covered = (
-        coverage.describe()
-        if coverage is not None and hasattr(coverage, "describe")
-        else "unknown coverage"
-    )
+def _spec_outcome(result: Any, params: dict[str, int], fixes: list[str]) -> CheckOutcome:
+    numbers: dict[str, Any] = {
+        **params,
+        "fixes": ",".join(fixes) or "none",
+        "verdict": result.verdict.word,
+    }
+    covered = result.coverage.describe()
+    name = f"spec-{SPEC_NAME}"
     if result.verdict is Verdict.VIOLATED:
-        violation = getattr(result, "violation", None)
-        prop = (
-            getattr(violation, "property", None) or getattr(violation, "name", None) or "a property"
-        )
+        viol = result.violation
         return CheckOutcome(
-            f"spec-{SPEC_NAME}",
+            name,
             CheckVerdict.FAIL,
             numbers,
-            f"the scaled model violates {prop}: a counterexample trace is attached ({covered})",
+            f"the scaled model violates {viol.property}: {viol.message}",
         )
     if result.verdict is Verdict.INCONCLUSIVE:
         return CheckOutcome(
-            f"spec-{SPEC_NAME}",
+            name,
             CheckVerdict.INCONCLUSIVE,
             numbers,
             f"the scaled model's search stopped early ({covered}): no verdict",
         )
     return CheckOutcome(
-        f"spec-{SPEC_NAME}", CheckVerdict.PASS, numbers, f"the scaled model is {word}: {covered}"
+        name,
+        CheckVerdict.PASS,
+        numbers,
+        f"the scaled model is {result.verdict.word}: no violation in {covered}",
     )
 
 
 def _spec_result_json(result: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"verdict": getattr(result.verdict, "word", str(result.verdict))}
-    coverage = getattr(result, "coverage", None)
-    if coverage is not None and hasattr(coverage, "to_json"):
-        out["coverage"] = coverage.to_json()
-    trace = getattr(result, "trace", None)
-    if trace is not None:
-        for attr in ("to_itf", "to_json"):
-            if hasattr(trace, attr):
-                out["trace"] = getattr(trace, attr)()
-                break
-        else:
-            out["trace"] = str(trace)
+    """The --spec run in the report's JSON: verdict, coverage, violation, the trace's steps."""
+    out: dict[str, Any] = {
+        "verdict": result.verdict.word,
+        "coverage": result.coverage.to_json(),
+        "violation": result.violation.to_json() if result.violation is not None else None,
+        "steps": [step.label() for step in result.trace.steps[1:]]
+        if result.trace is not None
+        else None,
+        "reproduce": getattr(result, "reproduce", None),
+    }
     return out

@@ -178,7 +178,11 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
         verb = "read" if prop == "read-unowned" else "wrote"
         parts = [f"page {f.page} ({'free' if f.other == 0 else 'owned by ' + name(f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
-        extra = "" if prop == "read-unowned" else ": it was freed and reused meanwhile, so another request's KV is overwritten"
+        extra = ""
+        if prop == "write-unowned":
+            others = sorted({name(f.other) for f in flags if f.other})
+            extra = (f": it was freed and reused meanwhile, so the KV of {', '.join(others)} is overwritten"
+                     if others else ": it was freed meanwhile, and the next owner's KV will be overwritten")
         return f"{at}request {actor} {verb} {pool} {', '.join(parts)}, which it does not own{extra}."
     if prop == "double-free":
         parts = [f"page {f.page} ({'already free' if f.other == 0 else 'owned by ' + name(f.other)})"

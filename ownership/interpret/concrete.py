@@ -201,6 +201,7 @@ class ConcreteState(StateView):
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "vals", list(model.initial))
         object.__setattr__(self, "flags", [])
+        object.__setattr__(self, "doing", "")  # the action being run, for error messages
 
     def reset(self, state: tuple[int, ...]) -> None:
         self.vals[:] = state
@@ -214,10 +215,11 @@ class ConcreteState(StateView):
         v = _v(value)
         if not info.lo <= v <= info.hi:
             file, line = spec_location()
-            shown = info.domain.show(info.lo, self.model.env), info.domain.show(info.hi, self.model.env)
+            k = i - info.offset
+            element = info.name if info.shape == "scalar" else f"{info.name}[{'r' if info.shape == 'request' else ''}{k + info.base}]"
             raise SpecError(
-                f"{info.name} := {v} is outside its domain {info.lo}..{info.hi} ({shown[0]}..{shown[1]})."
-                " Widen the slot's domain or guard the action with s.require(...)",
+                f"{self.doing}: {element} := {v} is outside its domain {info.lo}..{info.hi}."
+                " Widen the slot's domain, or guard the action with s.require(...)",
                 file=file, line=line,
             )
         self.vals[i] = v
@@ -254,6 +256,7 @@ class Concrete:
         """The successor of `state` under `binding`, or None when its guard fails there."""
         view = self.view
         view.reset(state)
+        object.__setattr__(view, "doing", f"in action {binding.label()}")
         try:
             binding.action.fn(self.spec, view, *binding.args)
         except Disabled:

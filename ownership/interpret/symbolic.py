@@ -145,6 +145,10 @@ class Traced:
     guard: list[Any] = field(default_factory=list)
     writes: dict[int, Any] = field(default_factory=dict)
     flags: list[tuple[str, Any, dict[str, Any]]] = field(default_factory=list)
+    #: every assignment in program order: (state index, value, how many guards came before
+    #: it). The concrete interpreter checks each assignment against the slot's domain as it
+    #: happens, before any later `require`; the SMT engines need the same order to agree.
+    assigned: list[tuple[int, Any, int]] = field(default_factory=list)
 
 
 class SymbolicState(StateView):
@@ -168,6 +172,7 @@ class SymbolicState(StateView):
                 value = Term("ite", (value, 1, 0), INT)
         self.vals[i] = value
         self.traced.writes[i] = value
+        self.traced.assigned.append((i, value, len(self.traced.guard)))
 
     def _index(self, i: Any) -> int | None:
         return None if isinstance(i, Term) else int(i)

@@ -20,6 +20,7 @@ from ..errors import OwnershipError, SpecError, UsageError
 from .model import Model
 from .spec import Spec, did_you_mean
 
+
 def shipped_dir() -> Path | None:
     """Where the shipped specs live: the package ownership.specs (the repository's specs/)."""
     try:

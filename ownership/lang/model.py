@@ -19,7 +19,6 @@ from .declare import (
     BoolDomain,
     Domain,
     IntRange,
-    PageSetDomain,
     Pool,
     PropertyDecl,
     RequestDomain,

@@ -104,6 +104,7 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append(f"verified: no violation in {cov.describe()}, in {cov.seconds:.2f} s")
     elif v is Verdict.BOUNDED:
         lines.append(f"bounded: no violation found; covered {cov.describe()}, in {cov.seconds:.2f} s")
+        lines.append("  (a bounded pass: raise or drop the limit for a complete verdict; --strict exits 3)")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
     props = list(PROPERTIES) if model.checks_leak else [p for p in PROPERTIES if p != "leak"]
@@ -181,8 +182,7 @@ def render_spec(model: Any, label: str) -> str:
     for decl in cls._actions.values():
         args = ", ".join(a for a, _ in decl.args)
         actor = f"[{decl.actor}] " if decl.actor else ""
-        first_line = decl.doc.splitlines()[0] if decl.doc else ""
-        lines.append(f"  {actor}{decl.name}({args})  {first_line}")
+        lines.append(f"  {actor}{decl.name}({args})  {_first_paragraph(decl.doc)}")
     lines.append("")
     lines.append("Properties:")
     for name, text in PROPERTIES.items():
@@ -191,7 +191,12 @@ def render_spec(model: Any, label: str) -> str:
         else:
             lines.append(f"  {name}  {text}")
     for prop in model.invariants:
-        lines.append(f"  {prop.name}  (invariant) {prop.doc.splitlines()[0] if prop.doc else ''}")
+        lines.append(f"  {prop.name}  (invariant) {_first_paragraph(prop.doc)}")
     for prop in model.sometimes:
-        lines.append(f"  {prop.name}  (sometimes) {prop.doc.splitlines()[0] if prop.doc else ''}")
+        lines.append(f"  {prop.name}  (sometimes) {_first_paragraph(prop.doc)}")
     return "\n".join(lines)
+
+
+def _first_paragraph(doc: str) -> str:
+    """A docstring's first paragraph on one line."""
+    return " ".join(doc.split("\n\n")[0].split())

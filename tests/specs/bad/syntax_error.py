@@ -1,0 +1,7 @@
+"""A spec error: invalid Python."""
+
+from ownership import Spec
+
+
+class Broken(Spec)
+    pass

@@ -1,0 +1,136 @@
+"""The CLI beyond its golden output: trace files, exit codes, --strict, and no tracebacks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT, run_cli, spec_path
+
+from ownership import read_itf
+
+
+def test_check_writes_a_trace_that_replay_reads(tmp_path):
+    """--out writes ITF JSON; replay of it still violates (exit 1)."""
+    out = tmp_path / "incident.itf.json"
+    run = run_cli("check", "specs/sglang_pd.py", "--out", str(out))
+    assert run.code == 1
+    assert f"Trace written to {out}" in run.out
+    trace = read_itf(out)
+    assert trace.violation.property == "stale-read"
+    assert trace.spec == "sglang_pd"
+    assert run_cli("replay", str(out)).code == 1
+    assert run_cli("replay", str(out), "--fix", "door-retire").code == 0
+
+
+def test_json_output_has_the_documented_fields(tmp_path):
+    """--json prints one object with spec, params, fixes, engine, verdict, coverage, violation, trace."""
+    out = tmp_path / "t.json"
+    run = run_cli("check", "sglang_pd", "--json", "--out", str(out))
+    doc = json.loads(run.out)
+    for key in ("spec", "params", "fixes", "engine", "verdict", "coverage", "violation", "trace"):
+        assert key in doc
+    assert doc["verdict"] == "violated"
+    assert doc["violation"]["property"] == "stale-read"
+    assert doc["violation"]["step"] == 6
+    assert doc["trace"] == str(out)
+    assert doc["coverage"]["complete"] is False
+
+
+def test_a_verified_run_exits_0_and_says_every_reachable_state():
+    """The issue's wording: verified, all N reachable states, the parameters."""
+    run = run_cli("check", "specs/sglang_pd.py", "--fix", "door-retire")
+    assert run.code == 0
+    assert "verified: no violation in all 903 reachable states" in run.out
+    assert "parameters requests=2 context=3 prefill_pool=2 decode_pool=4" in run.out
+
+
+def test_strict_turns_a_bounded_pass_into_exit_3():
+    """A bounded pass exits 0, or 3 under --strict."""
+    args = ("check", "sglang_pd", "--fix", "door-retire", "--max-states", "50")
+    assert run_cli(*args).code == 0
+    assert run_cli(*args, "--strict").code == 3
+
+
+def test_strict_fails_a_spec_whose_sometimes_property_is_never_reached():
+    """Vacuity is a warning, and a failure under --strict."""
+    assert run_cli("check", spec_path("counter.py")).code == 0
+    assert run_cli("check", spec_path("counter.py"), "--strict").code == 3
+
+
+def test_a_time_limit_gives_inconclusive_and_exit_3():
+    """--max-seconds stops the search; the verdict is inconclusive, never verified."""
+    run = run_cli("check", "sglang_pd", "--fix", "door-retire", "--param", "requests=3",
+                  "--max-seconds", "0.05", "--json")
+    doc = json.loads(run.out)
+    assert run.code == 3
+    assert doc["verdict"] == "inconclusive"
+    assert doc["coverage"]["stopped_by"] == "max-seconds"
+
+
+BAD_INPUT = [
+    ("check", "no/such/spec.py"),
+    ("check", spec_path("bad/python_if.py")),
+    ("check", spec_path("bad/python_and.py")),
+    ("check", spec_path("bad/syntax_error.py")),
+    ("check", spec_path("bad/unknown_slot.py")),
+    ("check", spec_path("bad/no_domain.py")),
+    ("check", spec_path("bad/out_of_domain.py")),
+    ("check", spec_path("bad/raises.py")),
+    ("check", "sglang_pd", "--fix", "nope"),
+    ("check", "sglang_pd", "--param", "nope=1"),
+    ("check", "sglang_pd", "--param", "decode_pool"),
+    ("check", "sglang_pd", "--param", "decode_pool=-1"),
+    ("replay", "no/such/trace.json"),
+    ("replay", "README.md"),
+    ("list", "no_such_spec"),
+]
+
+
+@pytest.mark.parametrize("args", BAD_INPUT, ids=[" ".join(a) for a in BAD_INPUT])
+def test_bad_input_exits_2_with_one_clear_message_and_no_traceback(args):
+    """Every kind of bad input: exit 2, one `error:` line on stderr, no traceback."""
+    run = run_cli(*args)
+    assert run.code == 2
+    assert "Traceback" not in run.out + run.err
+    assert run.err.startswith("error: ") or "Error:" in run.err
+    assert run.err.strip().count("\n") == 0 or "Usage:" in run.err
+
+
+def test_spec_errors_name_the_file_and_line():
+    """A Python `if` on state is reported at the spec's own line."""
+    run = run_cli("check", spec_path("bad/python_if.py"))
+    assert run.err.startswith("error: tests/specs/bad/python_if.py:11: ")
+
+
+@pytest.mark.parametrize("bad", [
+    "{}",
+    '{"states": []}',
+    '{"states": [{}], "vars": "x"}',
+    '{"vars": ["x"], "states": [{"y": 1}]}',
+    '{"vars": ["x"], "states": [{"x": 1.5}]}',
+    '{"vars": ["x"], "states": [{"x": {"#bigint": "ten"}}]}',
+])
+def test_malformed_trace_files_exit_2(tmp_path, bad):
+    """A trace that is JSON but not a usable ITF trace is bad input, not a crash."""
+    path = tmp_path / "bad.itf.json"
+    path.write_text(bad)
+    run = run_cli("replay", str(path), "--spec", "sglang_pd")
+    assert run.code == 2
+    assert run.err.startswith("error: ")
+
+
+def test_replay_of_a_trace_naming_a_non_shipped_spec_needs_spec(tmp_path):
+    """A trace file never chooses which code runs: a path in it is not loaded."""
+    out = tmp_path / "t.json"
+    run_cli("check", spec_path("leak.py"), "--out", str(out))
+    run = run_cli("replay", str(out))
+    assert run.code == 2
+    assert "--spec" in run.err
+    assert run_cli("replay", str(out), "--spec", spec_path("leak.py")).code == 1
+
+
+def test_the_main_readme_command_runs_from_the_repository_root():
+    """README's first command checks the shipped incident spec by path."""
+    readme = (ROOT / "README.md").read_text()
+    assert "ownership check specs/sglang_pd.py" in readme

@@ -1,0 +1,120 @@
+"""The spec language: values and operations, loading, and the errors a spec author sees."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import spec_path
+
+from ownership import (
+    If,
+    Max,
+    Min,
+    SpecError,
+    UsageError,
+    count,
+    first,
+    model_for,
+    nth,
+    page,
+    without,
+)
+from ownership.interpret.concrete import FALSE, TRUE, CInt
+from ownership.interpret.symbolic import Term
+from ownership.lang.loader import load_spec
+
+
+def test_concrete_conditions_negate_logically():
+    """`~` is logical not on conditions (a bare Python bool would give -2)."""
+    assert (~TRUE).v == 0 and (~FALSE).v == 1
+    assert ((CInt(3) == 3) & ~(CInt(2) == 3)).v == 1
+
+
+def test_if_min_max_choose_concretely():
+    """If, Min and Max on concrete values pick the right operand."""
+    assert If(CInt(1) == 1, 5, 7) == 5
+    assert Min(CInt(4), 2) == 2
+    assert Max(CInt(4), 2).v == 4
+    assert Min(CInt(1), 2).v == 1
+
+
+def test_page_set_helpers_on_bitmasks():
+    """first, nth, count, page, without on page sets as bitmasks."""
+    m = CInt(0b10110)
+    assert first(m, 2).v == 0b00110
+    assert first(m, 9).v == 0b10110
+    assert nth(m, 2).v == 4
+    assert nth(m, 3, default=-1).v == -1
+    assert count(m).v == 3
+    assert page(CInt(5)).v == 32
+    assert without(m, CInt(0b00100)).v == 0b10010
+
+
+def test_state_values_refuse_python_truthiness():
+    """bool(), int indexing and hashing of a state value are spec errors, in every interpreter."""
+    for value in (CInt(1), CInt(1) == 1, Term("var", (0,), "int")):
+        with pytest.raises(SpecError):
+            bool(value)
+        with pytest.raises(SpecError):
+            hash(value)
+        with pytest.raises(SpecError):
+            [1, 2][value]
+
+
+def test_tilde_on_an_integer_is_an_error_that_suggests_without():
+    """`~pages` is not a complement: the error points to without()."""
+    with pytest.raises(SpecError, match="without"):
+        ~CInt(3)
+
+
+def test_a_spec_loads_by_path_by_shipped_name_and_by_class():
+    """`specs/x.py`, `x` and `x.py:Class` all name a spec."""
+    assert load_spec("specs/sglang_pd.py").__name__ == "SGLangPD"
+    assert load_spec("sglang_pd").__name__ == "SGLangPD"
+    assert load_spec("sglang_pd:SGLangPD").__name__ == "SGLangPD"
+    with pytest.raises(UsageError, match="defines no spec class"):
+        load_spec("sglang_pd:Nope")
+
+
+@pytest.mark.parametrize(("spec", "line", "words"), [
+    ("bad/python_if.py", 11, "Python `if`"),
+    ("bad/python_and.py", 11, "Python `if`, `and`"),
+    ("bad/unknown_slot.py", 11, "Did you mean 'stage'"),
+    ("bad/no_domain.py", 9, "has no domain"),
+    ("bad/syntax_error.py", 6, "syntax error"),
+    ("bad/raises.py", 7, "ZeroDivisionError"),
+])
+def test_spec_errors_carry_file_line_and_a_fix(spec, line, words):
+    """Each spec error names the spec file and line, and says what to do."""
+    with pytest.raises(SpecError) as info:
+        model_for(spec_path(spec))
+    assert info.value.line == line
+    assert info.value.file.endswith(spec)
+    assert words in str(info.value)
+
+
+def test_writing_outside_a_slots_domain_is_a_spec_error_naming_the_action():
+    """The concrete interpreter refuses an out-of-domain write, naming element and action."""
+    from ownership import check
+
+    with pytest.raises(SpecError, match=r"in action bump\(r=r1\): count\[r1\] := 3"):
+        check(spec_path("bad/out_of_domain.py"))
+
+
+def test_unknown_parameters_and_fixes_suggest_close_matches():
+    """A typo gets a suggestion and the list of valid names."""
+    with pytest.raises(UsageError, match="Did you mean 'decode_pool'"):
+        model_for("sglang_pd", params={"decode_pol": 3})
+    with pytest.raises(UsageError, match="Did you mean 'door-retire'"):
+        model_for("sglang_pd", fixes=["door_retier"])
+
+
+def test_fixes_are_accepted_with_underscores_too():
+    """--fix door_retire means door-retire."""
+    assert model_for("sglang_pd", fixes=["door_retire"]).spec.fixes == ("door-retire",)
+
+
+def test_large_pools_are_validated_at_default_parameters():
+    """Loading at thousands of pages stays cheap: tracing happens at the defaults."""
+    model = model_for("sglang_pd", params={"decode_pool": 4096})
+    assert model.pools["decode"].size == 4096
+    assert getattr(model, "_traced", None) is None
