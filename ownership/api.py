@@ -29,17 +29,23 @@ def spec_ref(ref: str) -> str:
     return ref
 
 
-def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = ()) -> Model:
-    """Load and validate a spec at parameters and fixes."""
-    return build_model(load_spec(spec), params or {}, fixes)
+def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
+              version: str | None = None) -> Model:
+    """Load and validate a spec at parameters, fixes and (optionally) an engine release."""
+    return build_model(load_spec(spec), params or {}, fixes, version)
 
 
 def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "") -> str:
     """The command that re-runs this check: spec, non-default parameters and fixes."""
     defaults = {n: p.default for n, p in model.spec_cls._params.items()}
     parts = ["ownership", "check", spec]
+    release = model.spec.release
+    implied = set(model.spec_cls.releases.get(release, [])) if release else set()
+    if release:
+        parts += ["--version", release]
     for fx in model.spec.fixes:
-        parts += ["--fix", fx]
+        if fx not in implied:
+            parts += ["--fix", fx]
     for k, v in model.env.items():
         if defaults.get(k) != v:
             parts += ["--param", f"{k}={v}"]
@@ -53,6 +59,7 @@ def check(
     *,
     params: dict[str, int] | None = None,
     fixes: Any = (),
+    version: str | None = None,
     engine: str = "explicit",
     max_states: int | None = None,
     max_depth: int | None = None,
@@ -62,7 +69,7 @@ def check(
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
-    model = model_for(spec, params=params, fixes=fixes)
+    model = model_for(spec, params=params, fixes=fixes, version=version)
     from .engines import explicit
 
     result = explicit.check(model, max_states=max_states, max_depth=max_depth,
@@ -75,6 +82,7 @@ def check(
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)  # type: ignore[attr-defined]
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)
+        result.trace.version = version
         result.trace.reproduce = result.reproduce  # type: ignore[attr-defined]
     return result
 
@@ -84,8 +92,10 @@ def _display_ref(spec: str) -> str:
     return spec if Path(spec.split(":")[0]).is_file() else spec_ref(spec)
 
 
-def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None) -> tuple[ReplayResult, Model]:
-    """Replay a trace on its spec (or `spec`), with its own fixes unless `fixes` is given.
+def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
+                 version: str | None = None) -> tuple[ReplayResult, Model]:
+    """Replay a trace on its spec (or `spec`), with its own fixes unless `fixes` or `version`
+    (an engine release's fixes) is given.
 
     Without `spec`, only a shipped spec named in the trace is loaded: a trace file never
     chooses which code runs."""
@@ -97,5 +107,7 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None) ->
                 " replay it on with --spec PATH (a trace file never chooses which code runs)"
             )
         spec = trace.spec
-    model = model_for(spec, params=trace.params, fixes=trace.fixes if fixes is None else fixes)
+    if fixes is None and version is None:
+        fixes = trace.fixes
+    model = model_for(spec, params=trace.params, fixes=fixes or (), version=version)
     return replay(trace, model), model

@@ -83,6 +83,7 @@ class _Progress:
 @cli.command(epilog=EXIT_TABLE)
 @click.argument("spec")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
+@click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
 @click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the counterexample as ITF JSON here.")
@@ -92,7 +93,7 @@ class _Progress:
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
 @click.option("--max-depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
-def check(spec: str, fixes: tuple[str, ...], params: tuple[str, ...], engine: str, out: str | None,
+def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
           max_seconds: float | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
@@ -102,7 +103,7 @@ def check(spec: str, fixes: tuple[str, ...], params: tuple[str, ...], engine: st
 
     progress = _Progress()
     try:
-        result = api.check(spec, params=_params(params), fixes=fixes, engine=engine,
+        result = api.check(spec, params=_params(params), fixes=fixes, version=version, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                            reporter=progress)
     finally:
@@ -124,6 +125,7 @@ def check(spec: str, fixes: tuple[str, ...], params: tuple[str, ...], engine: st
             "spec_class": model.spec_cls.__name__,
             "params": model.env,
             "fixes": list(model.spec.fixes),
+            "version": model.spec.release,
             "engine": result.engine,
             "verdict": result.verdict.word,
             "coverage": result.coverage.to_json(),
@@ -145,14 +147,16 @@ def check(spec: str, fixes: tuple[str, ...], params: tuple[str, ...], engine: st
 @click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
 @click.option("--spec", default=None, help="The spec to replay on (default: the shipped spec the trace names).")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Replay with these fixes instead of the trace's.")
+@click.option("--version", "version", metavar="RELEASE", help="Replay with the fixes of an engine release instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the replayed run as ITF JSON here.")
-def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], as_json: bool, out: str | None) -> None:
+def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], version: str | None, as_json: bool,
+           out: str | None) -> None:
     """Re-execute TRACE on its spec: exit 1 if it still violates, 0 if a fix blocks it."""
     from .render.text import render_replay
 
     trace = read_itf(trace_file)
-    result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None)
+    result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None, version=version)
     if out and result.trace is not None:
         result.trace.spec = trace.spec
         write_itf(result.trace, out)

@@ -86,6 +86,7 @@ class Trace:
     spec_class: str = ""
     params: dict[str, int] = field(default_factory=dict)
     fixes: list[str] = field(default_factory=list)
+    version: str | None = None  # the engine release whose fixes were on, if one was named
     engine: str = ""
     reproduce: str = ""
     foreign: bool = False       # read from an ITF file without our annotations
@@ -277,6 +278,7 @@ def to_itf(trace: Trace) -> dict[str, Any]:
             "spec_class": trace.spec_class,
             "params": trace.params,
             "fixes": trace.fixes,
+            "version": trace.version,
             "engine": trace.engine,
             "reproduce": trace.reproduce,
             "violation": trace.violation.to_json() if trace.violation else None,
@@ -354,6 +356,8 @@ def from_itf(doc: Any, where: str = "trace") -> Trace:
         trace.spec_class = str(ours.get("spec_class", ""))
         trace.params = {str(k): v for k, v in params.items()}
         trace.fixes = list(fixes)
+        version = ours.get("version")
+        trace.version = str(version) if version is not None else None
         trace.engine = str(ours.get("engine", ""))
         trace.reproduce = str(ours.get("reproduce", ""))
         if ours.get("violation"):

@@ -80,6 +80,14 @@ class SGLangPD(Spec):
     pool_fits_context = fix("configuration: the prefill pool holds the whole context window (the incident's fix: about 2.04 M tokens)")
     coverage_check = fix("#38704 (proposed): decode verifies at commit that prefill sent every reserved page, and aborts otherwise")
 
+    releases = {  # the release table of shared/domain/sglang-pd.md, from diffing the wheels
+        "0.5.19": [],
+        "0.5.20": ["post-forward-retire"],
+        "0.5.21": ["post-forward-retire", "door-retire"],
+        "0.5.22": ["post-forward-retire", "door-retire"],
+        "0.5.23": ["post-forward-retire", "door-retire"],  # #38704's coverage check is still open
+    }
+
     prefill = pool(context, order="lowest", help="prefill's KV pages")
     decode = pool(decode_pool, order="lifo", warm=True,
                   help="decode's KV pages; freed pages are reused first (PagedTokenToKVPoolAllocator prepends them)")

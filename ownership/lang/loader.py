@@ -120,16 +120,17 @@ def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
     return SpecError(f"{type(e).__name__} {doing}: {e}", file=file or path, line=line)
 
 
-def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = ()) -> Model:
-    """Instantiate a spec at parameters and fixes, and validate it by symbolic tracing."""
+def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
+                release: str | None = None) -> Model:
+    """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
     from ..interpret.symbolic import trace_model
 
-    spec = cls(params=params, fixes=fixes)
+    spec = cls(params=params, fixes=fixes, release=release)
     path = cls.source_file()
     try:
         model = Model(spec)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
-        check = model if small else Model(cls(params=None, fixes=fixes))
+        check = model if small else Model(cls(params=None, fixes=spec.fixes))
         trace_model(check)
     except OwnershipError:
         raise

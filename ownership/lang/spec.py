@@ -27,6 +27,10 @@ class Spec:
 
     requests = param(2, "concurrent requests", minimum=1)
 
+    #: Engine releases as named fix sets, e.g. {"0.5.20": ["post-forward-retire"]}:
+    #: `--version 0.5.20` turns on exactly the fixes that release had (DESIGN.md section 3).
+    releases: ClassVar[dict[str, list[str]]] = {}
+
     # Filled by __init_subclass__, in declaration order (base classes first).
     _params: ClassVar[dict[str, Param]] = {}
     _fixes: ClassVar[dict[str, Fix]] = {}
@@ -59,9 +63,27 @@ class Spec:
                     props[kebab(attr)] = PropertyDecl(value, kebab(attr), value.__ownership_property__)
         cls._params, cls._fixes, cls._pools = params, fixes, pools
         cls._slots, cls._actions, cls._properties = slots, actions, props
+        for release, names in cls.releases.items():
+            unknown = [n for n in names if n.replace("_", "-") not in fixes]
+            if unknown:
+                raise SpecError(
+                    f"release {release!r} of {cls.__name__} names unknown fix(es) {', '.join(unknown)};"
+                    f" fixes are: {', '.join(fixes) or '(none)'}",
+                    file=inspect.getsourcefile(cls),
+                )
 
-    def __init__(self, params: dict[str, int] | None = None, fixes: list[str] | tuple[str, ...] = ()) -> None:
+    def __init__(self, params: dict[str, int] | None = None, fixes: list[str] | tuple[str, ...] = (),
+                 release: str | None = None) -> None:
         cls = type(self)
+        if release is not None:
+            if release not in cls.releases:
+                known = ", ".join(cls.releases) or "(this spec names no releases)"
+                raise UsageError(
+                    f"unknown version {release!r} for spec {cls.__name__}." + did_you_mean(release, cls.releases)
+                    + f" Versions: {known}."
+                )
+            fixes = [*cls.releases[release], *fixes]
+        self.release = release
         env = {name: p.default for name, p in cls._params.items()}
         for name, value in (params or {}).items():
             if name not in cls._params:

@@ -85,6 +85,8 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
     """The whole report of `ownership check`: verdict, coverage, trace, reproduce command."""
     model = result.model  # type: ignore[attr-defined]
     setting = _setting(model.env, model.spec.fixes)
+    if model.spec.release:
+        setting += f" (version {model.spec.release})"
     cov = result.coverage
     lines = [f"spec {model.spec_cls.__name__} ({spec_label}); {setting}; engine {result.engine}"]
     v = result.verdict
@@ -172,6 +174,11 @@ def render_spec(model: Any, label: str) -> str:
         lines.append(f"  {name}  {fx.help}")
     if not cls._fixes:
         lines.append("  (none)")
+    if cls.releases:
+        lines.append("")
+        lines.append("Versions (--version RELEASE: the fixes that release had):")
+        for release, names in cls.releases.items():
+            lines.append(f"  {release}  {', '.join(names) if names else '(none of the fixes)'}")
     lines.append("")
     lines.append("Pools:")
     for name, info in model.pools.items():
