@@ -278,7 +278,7 @@ def to_itf(trace: Trace) -> dict[str, Any]:
             "spec_class": trace.spec_class,
             "params": trace.params,
             "fixes": trace.fixes,
-            "version": trace.version,
+            "release": trace.version,
             "engine": trace.engine,
             "reproduce": trace.reproduce,
             "violation": trace.violation.to_json() if trace.violation else None,
@@ -356,8 +356,8 @@ def from_itf(doc: Any, where: str = "trace") -> Trace:
         trace.spec_class = str(ours.get("spec_class", ""))
         trace.params = {str(k): v for k, v in params.items()}
         trace.fixes = list(fixes)
-        version = ours.get("version")
-        trace.version = str(version) if version is not None else None
+        release = ours.get("release")
+        trace.version = str(release) if release is not None else None
         trace.engine = str(ours.get("engine", ""))
         trace.reproduce = str(ours.get("reproduce", ""))
         if ours.get("violation"):
