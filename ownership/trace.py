@@ -322,8 +322,8 @@ def from_itf(doc: Any, where: str = "trace") -> Trace:
     variables = doc.get("vars")
     if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
         raise TraceFormatError(f"{where}: not an ITF trace: \"vars\" must be a list of variable names")
-    meta = doc.get("#meta") if isinstance(doc.get("#meta"), dict) else {}
-    ours = meta.get("ownership") if isinstance(meta.get("ownership"), dict) else None
+    meta: dict[str, Any] = doc["#meta"] if isinstance(doc.get("#meta"), dict) else {}
+    ours: dict[str, Any] | None = meta["ownership"] if isinstance(meta.get("ownership"), dict) else None
     plain_vars = [v for v in variables if not v.startswith("mbt::")]
     actors = ours.get("actors", []) if ours else []
     steps = []

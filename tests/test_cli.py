@@ -134,3 +134,16 @@ def test_the_main_readme_command_runs_from_the_repository_root():
     """README's first command checks the shipped incident spec by path."""
     readme = (ROOT / "README.md").read_text()
     assert "ownership check specs/sglang_pd.py" in readme
+
+
+def test_the_progress_line_appears_only_after_a_second(capsys):
+    """Runs over a second print a progress line on stderr; shorter ones print nothing."""
+    from ownership.cli import _Progress
+    from ownership.engines.explicit import Progress
+
+    progress = _Progress()
+    progress(Progress(states=10, transitions=20, depth=1, seconds=0.5))
+    assert capsys.readouterr().err == ""
+    progress(Progress(states=5_000, transitions=9_000, depth=7, seconds=2.0))
+    err = capsys.readouterr().err
+    assert "5,000 states" in err and "depth 7" in err and "states/s" in err
