@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import SpecError
 from ..lang.model import Binding, Model, SlotInfo
 from ..lang.state import StateView
-from ..lang.values import Ops, control_flow_error, spec_location
+from ..lang.values import PYTHON, Ops, RefusesControlFlow, spec_location
 
 
 def _v(x: Any) -> int:
@@ -25,21 +25,15 @@ def _v(x: Any) -> int:
     return int(x)
 
 
-class CVal:
+class CVal(RefusesControlFlow):
     __slots__ = ("v",)
     ops: Ops
 
     def __init__(self, v: int) -> None:
         self.v = v
 
-    def __bool__(self) -> bool:
-        raise control_flow_error("Python `if`, `and`, `or`, `not`, `while` or a conditional expression")
-
-    def __index__(self) -> int:
-        raise control_flow_error("Using a state value as a Python index or count (range, list[...])")
-
-    def __hash__(self) -> int:
-        raise control_flow_error("Using a state value as a dict key or set member")
+    # Defining __eq__ below would otherwise set __hash__ to None (a plain TypeError).
+    __hash__ = RefusesControlFlow.__hash__
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.v})"
@@ -142,24 +136,10 @@ class ConcreteOps(Ops):
         return CInt(_v(m).bit_count())
 
     def first(self, m: Any, n: Any) -> Any:
-        out, mv, k = 0, _v(m), _v(n)
-        while mv and k > 0:
-            low = mv & -mv
-            out |= low
-            mv ^= low
-            k -= 1
-        return CInt(out)
+        return CInt(PYTHON.first(_v(m), _v(n)))
 
     def nth(self, m: Any, j: Any, default: int) -> Any:
-        mv, k = _v(m), _v(j)
-        if k >= 0:
-            while mv:
-                low = mv & -mv
-                if k == 0:
-                    return CInt(low.bit_length() - 1)
-                mv ^= low
-                k -= 1
-        return CInt(default)
+        return CInt(PYTHON.nth(_v(m), _v(j), default))
 
     def bit(self, p: Any) -> Any:
         return CInt(1 << _v(p))

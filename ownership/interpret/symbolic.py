@@ -15,12 +15,12 @@ from typing import Any
 
 from ..lang.model import Binding, Model, SlotInfo
 from ..lang.state import StateView
-from ..lang.values import Ops, control_flow_error
+from ..lang.values import Ops, RefusesControlFlow
 
 BOOL, INT = "bool", "int"
 
 
-class Term:
+class Term(RefusesControlFlow):
     """A node of an expression graph: an operation, its arguments and its sort (bool or int)."""
 
     __slots__ = ("op", "args", "sort")
@@ -31,14 +31,8 @@ class Term:
         self.args = args
         self.sort = sort
 
-    def __bool__(self) -> bool:
-        raise control_flow_error("Python `if`, `and`, `or`, `not`, `while` or a conditional expression")
-
-    def __index__(self) -> int:
-        raise control_flow_error("Using a state value as a Python index or count (range, list[...])")
-
-    def __hash__(self) -> int:
-        raise control_flow_error("Using a state value as a dict key or set member")
+    # Defining __eq__ below would otherwise set __hash__ to None (a plain TypeError).
+    __hash__ = RefusesControlFlow.__hash__
 
     def __repr__(self) -> str:
         if self.op == "var":

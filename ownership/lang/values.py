@@ -48,6 +48,22 @@ def control_flow_error(what: str) -> SpecError:
     )
 
 
+class RefusesControlFlow:
+    """Base of every interpreter's value class: refuses bool(), indexing and hashing with a
+    spec error at the spec's line (NOTE(no-python-control-flow))."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        raise control_flow_error("Python `if`, `and`, `or`, `not`, `while` or a conditional expression")
+
+    def __index__(self) -> int:
+        raise control_flow_error("Using a state value as a Python index or count (range, list[...])")
+
+    def __hash__(self) -> int:
+        raise control_flow_error("Using a state value as a dict key or set member")
+
+
 class Ops:
     """The primitive operations an interpreter provides beyond Python's operators."""
 
