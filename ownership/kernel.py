@@ -1,9 +1,11 @@
 """The ownership kernel: shadow page state and the built-in properties of the bug class.
 
 Every pool has, per page, ground truth that the protocol cannot lie about:
-  owner[p]    which request owns page p (0: free);
+  owner[p]    which request owns page p (0: free); in a shared pool, holders[p] instead: the
+              set of requests holding a reference (a prefix-cache hit shares a page);
   content[p]  whose KV data the page holds (0: never written; r0: an earlier request's, in a
-              warm pool), never cleared on free, exactly like a real GPU pool;
+              warm pool), never cleared on free, exactly like a real GPU pool; in a keyed
+              pool, a key chosen by the spec (a prefix's block hash) instead of a request;
   inflight[p] which request's transfer is writing into the page (0: none);
   outbound[p] which request's transfer is reading out of the page (0: none);
 and, for a pool with LIFO order, the free list (freed pages are handed out first).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lang.values import If, count, first, has, nth, page, select
+from .lang.values import If, count, first, has, nth, page, select, without
 
 STALE_READ = "stale-read"
 READ_UNOWNED = "read-unowned"
@@ -46,18 +48,60 @@ def _size(s: Any, pool: str) -> int:
     return s.model.pools[pool].size
 
 
+def _shared(s: Any, pool: str) -> bool:
+    return s.model.pools[pool].shared
+
+
+def _holder_slot(s: Any, pool: str) -> Any:
+    return s._array(f"{pool}.holders" if _shared(s, pool) else f"{pool}.owner")
+
+
+def _bit(r: Any) -> Any:
+    return page(r - 1)
+
+
+def holds(s: Any, pool: str, p: int, r: Any) -> Any:
+    """Condition: request r owns page p (or, in a shared pool, is one of its holders)."""
+    h = _holder_slot(s, pool)[p]
+    if _shared(s, pool):
+        return (h & _bit(r)) != 0
+    return h == r
+
+
+def _exclusive(s: Any, pool: str, p: int, r: Any) -> Any:
+    """Condition: request r alone holds page p (a write must not reach other holders)."""
+    h = _holder_slot(s, pool)[p]
+    return h == (_bit(r) if _shared(s, pool) else r)
+
+
+def _is_free(s: Any, pool: str, p: int) -> Any:
+    return _holder_slot(s, pool)[p] == 0
+
+
+def _no_keys(s: Any, pool: str, what: str) -> None:
+    if s.model.pools[pool].keys is not None:
+        from .errors import SpecError
+        from .lang.values import spec_location
+
+        file, line = spec_location()
+        raise SpecError(f"{what} is not defined for pool {pool}, whose content is keys, not requests",
+                        file=file, line=line)
+
+
 def owned(s: Any, pool: str, r: Any) -> Any:
-    """The set of pages of `pool` that request r owns."""
-    owner = s._array(f"{pool}.owner")
+    """The set of pages of `pool` that request r owns (holds, in a shared pool)."""
     out: Any = 0
     for p in range(_size(s, pool)):
-        out = out | If(owner[p] == r, 1 << p, 0)
+        out = out | If(holds(s, pool, p, r), 1 << p, 0)
     return out
 
 
 def free_pages(s: Any, pool: str) -> Any:
-    """The set of free pages of `pool`."""
-    return owned(s, pool, 0)
+    """The set of free pages of `pool` (held by no request)."""
+    out: Any = 0
+    for p in range(_size(s, pool)):
+        out = out | If(_is_free(s, pool, p), 1 << p, 0)
+    return out
 
 
 def in_flight(s: Any, r: Any) -> Any:
@@ -73,12 +117,13 @@ def in_flight(s: Any, r: Any) -> Any:
 
 def reused(s: Any, pool: str) -> Any:
     """The pages of `pool` owned by one request while holding another (modelled) request's KV."""
-    owner = s._array(f"{pool}.owner")
+    _no_keys(s, pool, "reused()")
     content = s._array(f"{pool}.content")
-    earlier = s.model.earlier
+    earlier = s.model.pools[pool].earlier
     out: Any = 0
     for p in range(_size(s, pool)):
-        other = (owner[p] != 0) & (content[p] != 0) & (content[p] != owner[p]) & (content[p] != earlier)
+        c = content[p]
+        other = ~_is_free(s, pool, p) & (c != 0) & (c != earlier) & ~holds(s, pool, p, c)
         out = out | If(other, 1 << p, 0)
     return out
 
@@ -100,25 +145,41 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
             fl[j] = select(old, j + n, size)
     else:
         got = first(free, n)
-    owner = s._array(f"{pool}.owner")
+    holder = _holder_slot(s, pool)
+    mine = _bit(r) if _shared(s, pool) else r
     for p in range(size):
-        owner[p] = If(has(got, p), r, owner[p])
+        holder[p] = If(has(got, p), mine, holder[p])
     return got
 
 
+def share(s: Any, pool: str, r: Any, pages: Any) -> None:
+    """Request r takes a reference to `pages` of a shared pool (a prefix-cache hit)."""
+    if not _shared(s, pool):
+        from .errors import SpecError
+        from .lang.values import spec_location
+
+        file, line = spec_location()
+        raise SpecError(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)", file=file, line=line)
+    holder = _holder_slot(s, pool)
+    for p in range(_size(s, pool)):
+        holder[p] = If(has(pages, p), holder[p] | _bit(r), holder[p])
+
+
 def free(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r returns `pages` to the pool. Flags double-free and free-in-flight."""
+    """Request r returns `pages` (in a shared pool: drops its reference). Flags double-free
+    and free-in-flight."""
     size = _size(s, pool)
-    owner = s._array(f"{pool}.owner")
+    holder = _holder_slot(s, pool)
     inflight = s._array(f"{pool}.inflight")
     outbound = s._array(f"{pool}.outbound")
+    shared = _shared(s, pool)
     for p in range(size):
         inside = has(pages, p)
-        s._flag(DOUBLE_FREE, inside & (owner[p] != r), pool=pool, page=p, request=r, other=owner[p])
+        s._flag(DOUBLE_FREE, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         busy = (inflight[p] != 0) | (outbound[p] != 0)
         s._flag(FREE_IN_FLIGHT, inside & busy, pool=pool, page=p, request=r,
                 other=If(inflight[p] != 0, inflight[p], outbound[p]))
-        owner[p] = If(inside, 0, owner[p])
+        holder[p] = If(inside, without(holder[p], _bit(r)) if shared else 0, holder[p])
     if s.model.pools[pool].order == "lifo":
         # SGLang's paged allocator prepends freed pages (_release_page_ids): reused first.
         fl = s._array(f"{pool}.free_list")
@@ -128,24 +189,29 @@ def free(s: Any, pool: str, r: Any, pages: Any) -> None:
             fl[j] = If(j < k, nth(pages, j, size), select(old, j - k, size))
 
 
-def write(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r computes its KV into `pages`. Flags write-unowned."""
-    owner = s._array(f"{pool}.owner")
+def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
+    """Request r computes KV into `pages`: its own, or content `key` in a keyed pool.
+    Flags write-unowned (in a shared pool: unless r is the only holder)."""
+    holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
+    value = r if key is None else key
     for p in range(_size(s, pool)):
         inside = has(pages, p)
-        s._flag(WRITE_UNOWNED, inside & (owner[p] != r), pool=pool, page=p, request=r, other=owner[p])
-        content[p] = If(inside, r, content[p])
+        s._flag(WRITE_UNOWNED, inside & ~_exclusive(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        content[p] = If(inside, value, content[p])
 
 
-def read(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r attends over `pages`. Flags read-unowned and stale-read."""
-    owner = s._array(f"{pool}.owner")
+def read(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
+    """Request r attends over `pages`, expecting its own KV (or content `key` in a keyed pool).
+    Flags read-unowned and stale-read."""
+    holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
+    expect = r if key is None else key
     for p in range(_size(s, pool)):
         inside = has(pages, p)
-        s._flag(READ_UNOWNED, inside & (owner[p] != r), pool=pool, page=p, request=r, other=owner[p])
-        s._flag(STALE_READ, inside & (content[p] != r), pool=pool, page=p, request=r, other=content[p])
+        s._flag(READ_UNOWNED, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        s._flag(STALE_READ, inside & (content[p] != expect), pool=pool, page=p, request=r, other=content[p],
+                expected=expect)
 
 
 def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
@@ -153,6 +219,8 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
 
     The source pages are read now (checked as a read by r); the destination pages are written
     when the transfer lands (`land`). Until then both are marked in flight."""
+    _no_keys(s, src_pool, "send()")
+    _no_keys(s, dst_pool, "send()")
     read(s, src_pool, r, src_pages)
     outbound = s._array(f"{src_pool}.outbound")
     for p in range(_size(s, src_pool)):
@@ -168,13 +236,13 @@ def land(s: Any, r: Any) -> None:
     A transfer engine cannot cancel a write (Mooncake, NIXL), so this may happen after the
     receiver gave the pages up. Flags write-unowned where r no longer owns a page."""
     for pool in s.model.pools:
-        owner = s._array(f"{pool}.owner")
+        holder = _holder_slot(s, pool)
         content = s._array(f"{pool}.content")
         inflight = s._array(f"{pool}.inflight")
         outbound = s._array(f"{pool}.outbound")
         for p in range(_size(s, pool)):
             incoming = inflight[p] == r
-            s._flag(WRITE_UNOWNED, incoming & (owner[p] != r), pool=pool, page=p, request=r, other=owner[p])
+            s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
             content[p] = If(incoming, r, content[p])
             inflight[p] = If(incoming, 0, inflight[p])
             outbound[p] = If(outbound[p] == r, 0, outbound[p])
@@ -185,13 +253,12 @@ def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
     done = s.model.spec.finished(s, r)
     out = []
     for pool in s.model.pools:
-        owner = s._array(f"{pool}.owner")
         for p in range(_size(s, pool)):
-            out.append((pool, p, done & (owner[p] == r)))
+            out.append((pool, p, done & holds(s, pool, p, r)))
     return out
 
 
 __all__ = [
-    "PROPERTIES", "alloc", "free", "write", "read", "send", "land", "owned", "free_pages",
-    "in_flight", "reused", "leak",
+    "PROPERTIES", "alloc", "free", "write", "read", "send", "land", "share", "owned", "free_pages",
+    "in_flight", "reused", "holds", "leak",
 ]

@@ -127,12 +127,32 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
     head = props[0]
     mine = [f for f in flags if f.prop == head]
     name = model.request_name
-    requests = sorted({name(f.request) for f in mine if f.request} |
-                      {name(f.other) for f in mine if f.other and head in (
-                          "stale-read", "read-unowned", "write-unowned", "double-free", "free-in-flight")})
+    involved = {name(f.request) for f in mine if f.request}
+    for f in mine:
+        if f.pool is None or not f.other:
+            continue
+        if head in ("read-unowned", "write-unowned", "double-free"):
+            involved |= set(_holders(model, f.pool, f.other))
+        elif head == "free-in-flight" or (head == "stale-read" and model.pools[f.pool].keys is None):
+            involved.add(name(f.other))
+    requests = sorted(involved)
     pages = sorted({(f.pool, f.page) for f in mine if f.pool is not None})
     msg = _message(model, trace, head, mine, step)
     return Violation(head, step, msg, requests, pages, also=props[1:])
+
+
+def _holders(model: Model, pool: str, v: int) -> list[str]:
+    """The requests in an owner value (a request id, or a set of holders in a shared pool)."""
+    if model.pools[pool].shared:
+        return [f"r{r}" for r in range(1, model.requests + 1) if v >> (r - 1) & 1]
+    return [model.request_name(v)] if v else []
+
+
+def _holder_text(model: Model, pool: str, v: int) -> str:
+    names = _holders(model, pool, v)
+    if not names:
+        return "free"
+    return ("held by " if model.pools[pool].shared else "owned by ") + ", ".join(names)
 
 
 def _pages_text(ps: list[int]) -> str:
@@ -161,32 +181,41 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
             by_content[f.other].append(f.page)
         parts = []
         leak = False
+        info = model.pools[pool]
         for content, ps in sorted(by_content.items()):
             ps = sorted(ps)
             if content == 0:
                 parts.append(f"{_pages_text(ps)} never written for anyone (garbage)")
-            elif content == model.earlier:
+            elif content == info.earlier:
                 leak = True
-                parts.append(f"{_pages_text(ps)} holding KV written for an earlier request (r0, before the trace began)")
+                whose = "KV from before the trace began (k0)" if info.keys is not None else \
+                    "KV written for an earlier request (r0, before the trace began)"
+                parts.append(f"{_pages_text(ps)} holding {whose}")
+            elif info.keys is not None:
+                leak = True
+                parts.append(f"{_pages_text(ps)} holding KV of key {info.content_name(content)}")
             else:
                 leak = True
                 whens = sorted({w for p in ps if (w := _written_at(trace, pool, p, step)) is not None})
                 when = f" at step {', '.join(map(str, whens))}" if whens else ""
                 parts.append(f"{_pages_text(ps)} holding KV written for request {name(content)}{when}")
         kind = "a cross-request leak" if leak else "it attends over data never written for it"
-        return f"{at}request {actor} read {pool} " + "; ".join(parts) + f", not for {actor}: {kind}."
+        expected = actor
+        if info.keys is not None and flags[0].expected is not None:
+            expected = f"key {info.content_name(flags[0].expected)} (what {actor} expects)"
+        return f"{at}request {actor} read {pool} " + "; ".join(parts) + f", not for {expected}: {kind}."
     if prop in ("read-unowned", "write-unowned"):
         verb = "read" if prop == "read-unowned" else "wrote"
-        parts = [f"page {f.page} ({'free' if f.other == 0 else 'owned by ' + name(f.other)})"
-                 for f in sorted(flags, key=lambda f: f.page)]
+        parts = [f"page {f.page} ({_holder_text(model, pool, f.other)})" for f in sorted(flags, key=lambda f: f.page)]
         extra = ""
         if prop == "write-unowned":
-            others = sorted({name(f.other) for f in flags if f.other})
+            others = sorted({h for f in flags for h in _holders(model, pool, f.other) if h != actor})
             extra = (f": it was freed and reused meanwhile, so the KV of {', '.join(others)} is overwritten"
                      if others else ": it was freed meanwhile, and the next owner's KV will be overwritten")
-        return f"{at}request {actor} {verb} {pool} {', '.join(parts)}, which it does not own{extra}."
+        own = "hold alone" if model.pools[pool].shared and prop == "write-unowned" else "own"
+        return f"{at}request {actor} {verb} {pool} {', '.join(parts)}, which it does not {own}{extra}."
     if prop == "double-free":
-        parts = [f"page {f.page} ({'already free' if f.other == 0 else 'owned by ' + name(f.other)})"
+        parts = [f"page {f.page} ({'already free' if f.other == 0 else _holder_text(model, pool, f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
         return f"{at}request {actor} freed {pool} {', '.join(parts)}: the page can end up with two owners."
     if prop == "free-in-flight":

@@ -172,6 +172,7 @@ class Flag:
     page: int | None = None
     request: int | None = None
     other: int | None = None
+    expected: int | None = None
 
 
 class ConcreteState(StateView):
@@ -211,9 +212,11 @@ class ConcreteState(StateView):
         if not _v(cond):
             raise Disabled
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any) -> None:
+    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
+              expected: Any = None) -> None:
         if _v(cond):
-            self.flags.append(Flag(prop, pool, page, _v(request), _v(other)))
+            self.flags.append(Flag(prop, pool, page, _v(request), _v(other),
+                                   None if expected is None else _v(expected)))
 
 
 @dataclass

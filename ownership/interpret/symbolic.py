@@ -174,10 +174,12 @@ class SymbolicState(StateView):
     def require(self, cond: Any) -> None:
         self.traced.guard.append(cond)
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any) -> None:
+    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
+              expected: Any = None) -> None:
         if cond is False:
             return
-        self.traced.flags.append((prop, cond, {"pool": pool, "page": page, "request": request, "other": other}))
+        self.traced.flags.append((prop, cond, {"pool": pool, "page": page, "request": request,
+                                               "other": other, "expected": expected}))
 
 
 def trace_binding(model: Model, binding: Binding) -> Traced:

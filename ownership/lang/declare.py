@@ -211,6 +211,47 @@ class RequestDomain(Domain):
 Request = RequestDomain()
 
 
+class RequestSetDomain(Domain):
+    """Sets of requests as a bitmask (bit r-1 for request r), shown as a set of names."""
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        return 0, (1 << env["requests"]) - 1
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        return frozenset(f"r{r}" for r in range(1, env["requests"] + 1) if v >> (r - 1) & 1)
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        if not isinstance(x, (set, frozenset)):
+            raise ValueError(f"expected a set of request names, got {x!r}")
+        return sum(1 << (Request.parse(name, env) - 1) for name in x)
+
+
+class KeyDomain(Domain):
+    """Content keys of a keyed pool: 0 is "none" (never written), 1..keys are k1..kK, and
+    keys+1 is "k0", KV from before the trace (warm pools)."""
+
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+
+    def bounds(self, env: dict[str, int]) -> tuple[int, int]:
+        return 0, _resolve(self.keys, env) + 1
+
+    def show(self, v: int, env: dict[str, int]) -> Any:
+        if v == 0:
+            return "none"
+        return "k0" if v == _resolve(self.keys, env) + 1 else f"k{v}"
+
+    def parse(self, x: Any, env: dict[str, int]) -> int:
+        k = _resolve(self.keys, env)
+        if x == "none":
+            return 0
+        if x == "k0":
+            return k + 1
+        if isinstance(x, str) and x.startswith("k") and x[1:].isdigit() and 1 <= int(x[1:]) <= k:
+            return int(x[1:])
+        raise ValueError(f"expected none, k0 or a key k1..k{k}, got {x!r}")
+
+
 class PageSetDomain(Domain):
     """Subsets of a pool's pages, stored as a bitmask, shown as a sorted list of page numbers."""
 
@@ -256,14 +297,20 @@ class Pool:
 
     ORDERS = ("lowest", "lifo")
 
-    def __init__(self, pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "") -> None:
+    def __init__(self, pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "",
+                 shared: bool = False, keys: Any = None) -> None:
         if order not in self.ORDERS:
             raise SpecError(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
+        if shared and order == "lifo":
+            raise SpecError("a shared pool hands out its lowest free pages (order=\"lowest\"); a"
+                            " free-list order of a shared pool belongs in the spec's own state")
         self.name = ""
         self.pages = pages
         self.order = order
         self.warm = warm
         self.help = help
+        self.shared = shared
+        self.keys = keys
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -272,15 +319,20 @@ class Pool:
         return _resolve(self.pages, env)
 
 
-def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "") -> Any:
+def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "",
+         shared: bool = False, keys: Any = None) -> Any:
     """Declare a node's page pool.
 
     `order`: which free page `alloc` hands out first: "lowest" (lowest free index) or "lifo"
     (the most recently freed first: SGLang's paged allocator prepends freed pages).
     `warm`: every page starts holding KV of an earlier request (r0), as a real pool that is
     never zeroed does; otherwise pages start never written.
+    `shared`: several requests may hold a page at once (a prefix-cache hit: vLLM's ref_cnt,
+    SGLang's radix lock_ref); the kernel then keeps the set of holders, and `s.share` adds one.
+    `keys`: a page's content is a key 1..keys chosen by the spec (e.g. a prefix's block hash)
+    instead of the writing request, so that requests with the same prefix read the same KV.
     """
-    return Pool(pages, order=order, warm=warm, help=help)
+    return Pool(pages, order=order, warm=warm, help=help, shared=shared, keys=keys)
 
 
 # --------------------------------------------------------------------------- state slots
@@ -358,13 +410,25 @@ def sometimes(fn: Callable[..., Any]) -> Any:
     return fn
 
 
+def lemma(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> condition` as a lemma: a strengthening invariant for proofs.
+
+    A lemma must hold in every reachable state, like an invariant, but it states no property
+    of the protocol: it helps `ownership prove` (k-induction) rule out unreachable states from
+    which a property could fail (e.g. "a page in a block table is owned by that request").
+    `prove` proves lemmas together with the properties and reports a lemma that fails in a
+    reachable state as violated; `check` ignores lemmas (docs/engines.md)."""
+    fn.__ownership_property__ = "lemma"  # type: ignore[attr-defined]
+    return fn
+
+
 @dataclass
 class PropertyDecl:
     """A spec's own invariant or sometimes property."""
 
     fn: Callable[..., Any]
     name: str
-    kind: str  # "invariant" | "sometimes"
+    kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`)
 
     @property
     def doc(self) -> str:

@@ -19,9 +19,11 @@ from .declare import (
     BoolDomain,
     Domain,
     IntRange,
+    KeyDomain,
     Pool,
     PropertyDecl,
     RequestDomain,
+    RequestSetDomain,
     _resolve,
     as_domain,
 )
@@ -95,6 +97,17 @@ class PoolInfo:
     size: int
     order: str
     warm: bool
+    shared: bool = False      # holders (a set of requests) instead of one owner
+    keys: int | None = None   # content is a spec-chosen key 1..keys instead of a request
+    earlier: int = 0          # the content value of KV from before the trace (warm pools)
+
+    def content_name(self, v: int) -> str:
+        """A content value in words: a request, a key, never written, or earlier KV."""
+        if v == 0:
+            return "none"
+        if v == self.earlier:
+            return "k0" if self.keys is not None else "r0"
+        return f"k{v}" if self.keys is not None else f"r{v}"
 
 
 class Model:
@@ -113,7 +126,9 @@ class Model:
             if size < 1:
                 raise SpecError(f"pool {name} has {size} pages; a pool needs at least one page",
                                 file=self.spec_cls.source_file())
-            self.pools[name] = PoolInfo(name, size, p.order, p.warm)
+            keys = None if p.keys is None else _resolve(p.keys, self.env)
+            earlier = (keys if keys is not None else self.requests) + 1
+            self.pools[name] = PoolInfo(name, size, p.order, p.warm, p.shared, keys, earlier)
         self.slots: list[SlotInfo] = []
         self.by_name: dict[str, SlotInfo] = {}
         init: list[int] = []
@@ -131,11 +146,17 @@ class Model:
             value = _init_value(slot.init, self.env, name)
             self._add(SlotInfo(name, slot.shape, domain, 0, length, base, 0, 0), [value] * length, init)
         for pname, info in self.pools.items():
-            owner = RequestDomain(none="free")
-            content = RequestDomain(none="none", earlier="r0")
+            content: Domain = RequestDomain(none="none", earlier="r0")
+            if info.keys is not None:
+                content = KeyDomain(info.keys)
             transfer = RequestDomain(none="none")
-            warm = self.earlier if info.warm else 0
-            self._add(SlotInfo(f"{pname}.owner", "page", owner, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
+            warm = info.earlier if info.warm else 0
+            if info.shared:
+                self._add(SlotInfo(f"{pname}.holders", "page", RequestSetDomain(), 0, info.size, 0, 0, 0, pname, True),
+                          [0] * info.size, init)
+            else:
+                self._add(SlotInfo(f"{pname}.owner", "page", RequestDomain(none="free"), 0, info.size, 0, 0, 0, pname, True),
+                          [0] * info.size, init)
             self._add(SlotInfo(f"{pname}.content", "page", content, 0, info.size, 0, 0, 0, pname, True), [warm] * info.size, init)
             self._add(SlotInfo(f"{pname}.inflight", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
             self._add(SlotInfo(f"{pname}.outbound", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)

@@ -1,8 +1,8 @@
 """The state `s` that actions read and write, common to every interpreter.
 
 `s.stage[r]` reads a slot, `s.stage[r] = v` writes it, `s.require(cond)` guards the action,
-and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, and
-the queries `s.owned`, `s.free_pages`, `s.in_flight`, `s.reused`) act on the shadow page
+and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, `s.share`,
+and the queries `s.owned`, `s.holds`, `s.free_pages`, `s.in_flight`, `s.reused`) act on the shadow page
 state of ownership.kernel. An interpreter subclasses StateView and supplies how values are
 read, written, guarded and judged (`_get`, `_set`, `_index`, `require`, `_flag`).
 """
@@ -40,8 +40,10 @@ class StateView:
         """Guard: the action is enabled only where `cond` holds."""
         raise NotImplementedError
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any) -> None:
-        """Record that kernel property `prop` is violated where `cond` holds."""
+    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
+              expected: Any = None) -> None:
+        """Record that kernel property `prop` is violated where `cond` holds; `other` is the
+        page's owner or content found, `expected` the content the reader expected."""
         raise NotImplementedError
 
     # -- slots ---------------------------------------------------------------------------------
@@ -85,13 +87,21 @@ class StateView:
         from .. import kernel
         kernel.free(self, pool, r, pages)
 
-    def write(self, pool: str, r: Any, pages: Any) -> None:
+    def write(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
         from .. import kernel
-        kernel.write(self, pool, r, pages)
+        kernel.write(self, pool, r, pages, key)
 
-    def read(self, pool: str, r: Any, pages: Any) -> None:
+    def read(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
         from .. import kernel
-        kernel.read(self, pool, r, pages)
+        kernel.read(self, pool, r, pages, key)
+
+    def share(self, pool: str, r: Any, pages: Any) -> None:
+        from .. import kernel
+        kernel.share(self, pool, r, pages)
+
+    def holds(self, pool: str, p: int, r: Any) -> Any:
+        from .. import kernel
+        return kernel.holds(self, pool, p, r)
 
     def send(self, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
         from .. import kernel
