@@ -30,9 +30,10 @@ def spec_ref(ref: str) -> str:
 
 
 def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
-              version: str | None = None) -> Model:
-    """Load and validate a spec at parameters, fixes and (optionally) an engine release."""
-    return build_model(load_spec(spec), params or {}, fixes, version)
+              version: str | None = None, skip: Any = ()) -> Model:
+    """Load and validate a spec at parameters, fixes and (optionally) an engine release;
+    `skip` names properties not to check."""
+    return build_model(load_spec(spec), params or {}, fixes, version, skip=skip)
 
 
 def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "") -> str:
@@ -49,6 +50,8 @@ def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extr
     for k, v in model.env.items():
         if defaults.get(k) != v:
             parts += ["--param", f"{k}={v}"]
+    for name in sorted(model.skip):
+        parts += ["--skip", name]
     if engine != "explicit":
         parts += ["--engine", engine]
     return shlex.join(parts) + extra
@@ -60,6 +63,7 @@ def check(
     params: dict[str, int] | None = None,
     fixes: Any = (),
     version: str | None = None,
+    skip: Any = (),
     engine: str = "explicit",
     max_states: int | None = None,
     max_depth: int | None = None,
@@ -69,7 +73,7 @@ def check(
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
-    model = model_for(spec, params=params, fixes=fixes, version=version)
+    model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
     from .engines import explicit
 
     result = explicit.check(model, max_states=max_states, max_depth=max_depth,

@@ -85,6 +85,7 @@ class _Progress:
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
 @click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
+@click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not check this property (repeatable), to see past it.")
 @click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the counterexample as ITF JSON here.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
@@ -93,7 +94,8 @@ class _Progress:
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
 @click.option("--max-depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
-def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], engine: str, out: str | None,
+def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
+          engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
           max_seconds: float | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
@@ -103,7 +105,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
 
     progress = _Progress()
     try:
-        result = api.check(spec, params=_params(params), fixes=fixes, version=version, engine=engine,
+        result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                            reporter=progress)
     finally:

@@ -152,6 +152,25 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
     return got
 
 
+def take(s: Any, pool: str, r: Any, pages: Any) -> None:
+    """Request r takes `pages` that the spec's own allocator chose (e.g. vLLM's free queue).
+
+    Nothing is checked here: if a page is still held by another request, the harm shows when
+    either one writes or reads it (write-unowned, read-unowned, stale-read)."""
+    if s.model.pools[pool].order == "lifo":
+        from .errors import SpecError
+        from .lang.values import spec_location
+
+        file, line = spec_location()
+        raise SpecError(f"take() chooses pages itself; pool {pool} keeps its own free list"
+                        " (order=\"lifo\"): use alloc(), or declare the pool with order=\"lowest\"",
+                        file=file, line=line)
+    holder = _holder_slot(s, pool)
+    shared = _shared(s, pool)
+    for p in range(_size(s, pool)):
+        holder[p] = If(has(pages, p), holder[p] | _bit(r) if shared else r, holder[p])
+
+
 def share(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r takes a reference to `pages` of a shared pool (a prefix-cache hit)."""
     if not _shared(s, pool):
@@ -259,6 +278,6 @@ def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
 
 
 __all__ = [
-    "PROPERTIES", "alloc", "free", "write", "read", "send", "land", "share", "owned", "free_pages",
+    "PROPERTIES", "alloc", "free", "write", "read", "send", "land", "share", "take", "owned", "free_pages",
     "in_flight", "reused", "holds", "leak",
 ]

@@ -230,7 +230,7 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
         parts = [f"{name(r)} still owns " + ", ".join(f"{pl} page {p}" for pl, p in sorted(ps))
                  for r, ps in sorted(by_req.items())]
         return f"{at}a finished request keeps pages that never return to the pool: {'; '.join(parts)}."
-    doc = next((p.doc for p in model.invariants if p.name == prop), "")
+    doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
     return f"{at}invariant {prop} does not hold" + (f": {doc}" if doc else ".")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import OwnershipError, SpecError
 from ..lang.model import Binding, Model, SlotInfo
 from ..lang.state import StateView
 from ..lang.values import PYTHON, Ops, RefusesControlFlow, spec_location
@@ -142,7 +142,7 @@ class ConcreteOps(Ops):
         return CInt(PYTHON.nth(_v(m), _v(j), default))
 
     def bit(self, p: Any) -> Any:
-        return CInt(1 << _v(p))
+        return CInt(PYTHON.bit(_v(p)))
 
     def select(self, values: list[Any], idx: Any, default: int) -> Any:
         i = _v(idx)
@@ -244,7 +244,16 @@ class Concrete:
             binding.action.fn(self.spec, view, *binding.args)
         except Disabled:
             return None
-        return Outcome(tuple(view.vals), list(view.flags))
+        except OwnershipError:
+            raise
+        except Exception as e:  # the spec's own code failed: report it at the spec's line
+            from ..lang.loader import spec_failure
+
+            raise spec_failure(e, self.model.spec_cls.source_file(),
+                               f"in action {binding.label()}") from None
+        skip = self.model.skip
+        flags = [f for f in view.flags if f.prop not in skip] if skip else list(view.flags)
+        return Outcome(tuple(view.vals), flags)
 
     def state_flags(self, state: tuple[int, ...]) -> list[Flag]:
         """Violations of state properties: the spec's invariants and the kernel's leak."""
@@ -253,10 +262,11 @@ class Concrete:
         view = self.view
         view.reset(state)
         out: list[Flag] = []
+        skip = self.model.skip
         for inv in self.model.invariants:
-            if not _v(inv.fn(self.spec, view)):
+            if inv.name not in skip and not _v(inv.fn(self.spec, view)):
                 out.append(Flag(inv.name))
-        if self.model.checks_leak:
+        if self.model.checks_leak and kernel.LEAK not in skip:
             for r in range(1, self.model.requests + 1):
                 for pool, p, cond in kernel.leak(view, r):
                     if _v(cond):

@@ -3,6 +3,7 @@
 from .declare import (
     Request,
     action,
+    array,
     fix,
     ints,
     invariant,
@@ -17,7 +18,7 @@ from .spec import Spec
 from .values import If, Max, Min, all_of, any_of, count, first, has, nth, page, select, without
 
 __all__ = [
-    "If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "count", "first", "fix",
+    "If", "Max", "Min", "Request", "Spec", "action", "all_of", "array", "any_of", "count", "first", "fix",
     "has", "ints", "invariant", "nth", "page", "param", "per_page", "per_request", "pool",
     "select", "sometimes", "state", "without",
 ]

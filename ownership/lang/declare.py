@@ -345,7 +345,7 @@ class Slot:
         self.name = ""
         self.domain_decl = domain
         self.init = init
-        self.shape = shape        # "scalar", "request", "page"
+        self.shape = shape        # "scalar", "request", "page", "array"
         self.over = over
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -363,8 +363,15 @@ def per_request(domain: Any, init: Any = 0) -> Any:
 
 
 def per_page(pool_: Any, domain: Any, init: Any = 0) -> Any:
-    """One value per page of a pool: `pinned = per_page(decode, bool, False)`."""
+    """One value per page of a pool: `pinned = per_page(decode, bool, False)`. `init` may be
+    a function of the page number: `per_page(kv, ints(0, 8), init=lambda p: p)`."""
     return Slot(domain, init, "page", over=pool_)
+
+
+def array(index: Any, domain: Any, init: Any = 0) -> Any:
+    """One value per integer of a range: `index = array(ints(1, prefixes), decode)` (e.g. a
+    prefix cache's hash -> block map); index it with an int of that range."""
+    return Slot(domain, init, "array", over=index)
 
 
 # --------------------------------------------------------------------------- actions and properties

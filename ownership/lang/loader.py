@@ -121,14 +121,14 @@ def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
 
 
 def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
-                release: str | None = None) -> Model:
+                release: str | None = None, *, skip: Any = ()) -> Model:
     """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
     from ..interpret.symbolic import trace_model
 
     spec = cls(params=params, fixes=fixes, release=release)
     path = cls.source_file()
     try:
-        model = Model(spec)
+        model = Model(spec, skip=skip)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
         check = model if small else Model(cls(params=None, fixes=spec.fixes))
         trace_model(check)

@@ -35,7 +35,7 @@ class SlotInfo:
     """Where a slot lives in the flat state and how its values look."""
 
     name: str
-    shape: str            # "scalar" | "request" | "page"
+    shape: str            # "scalar" | "request" | "page" | "array"
     domain: Domain
     offset: int
     length: int
@@ -56,6 +56,8 @@ class SlotInfo:
             return self.domain.show(values[0], env)
         if self.shape == "request":
             return {f"r{i + 1}": self.domain.show(v, env) for i, v in enumerate(values)}
+        if self.shape == "array":
+            return {self.base + i: self.domain.show(v, env) for i, v in enumerate(values)}
         return [self.domain.show(v, env) for v in values]
 
     def parse(self, x: Any, env: dict[str, int]) -> list[int]:
@@ -73,6 +75,11 @@ class SlotInfo:
             if not isinstance(x, dict) or sorted(x) != sorted(f"r{i + 1}" for i in range(self.length)):
                 raise ValueError(f"expected a value for each of r1..r{self.length}, got {x!r}")
             return [self.domain.parse(x[f"r{i + 1}"], env) for i in range(self.length)]
+        if self.shape == "array":
+            keys = list(range(self.base, self.base + self.length))
+            if not isinstance(x, dict) or sorted(x) != keys:
+                raise ValueError(f"expected a value for each of {self.base}..{self.base + self.length - 1}, got {x!r}")
+            return [self.domain.parse(x[k], env) for k in keys]
         if not isinstance(x, list) or len(x) != self.length:
             raise ValueError(f"expected a list of {self.length} values, got {x!r}")
         return [self.domain.parse(v, env) for v in x]
@@ -113,7 +120,7 @@ class PoolInfo:
 class Model:
     """A spec at concrete parameters and fixes: layout, initial state, bindings, properties."""
 
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, *, skip: Any = ()) -> None:
         self.spec = spec
         self.spec_cls = type(spec)
         self.env = dict(spec.env)
@@ -138,13 +145,20 @@ class Model:
                 length, base = 1, 0
             elif slot.shape == "request":
                 length, base = self.requests, 1
+            elif slot.shape == "array":
+                lo, hi = as_domain(slot.over, f"slot {name}, index").bounds(self.env)
+                length, base = max(hi - lo + 1, 0), lo
             else:
                 over = slot.over
                 if not isinstance(over, Pool):
                     raise SpecError(f"slot {name}: per_page needs a pool, got {over!r}", file=self.spec_cls.source_file())
                 length, base = over.size(self.env), 0
-            value = _init_value(slot.init, self.env, name)
-            self._add(SlotInfo(name, slot.shape, domain, 0, length, base, 0, 0), [value] * length, init)
+            if callable(slot.init) and not isinstance(slot.init, type):
+                # one initial value per element: init(index), e.g. a free list 0, 1, 2, ...
+                values = [_init_value(slot.init(base + k), self.env, name) for k in range(length)]
+            else:
+                values = [_init_value(slot.init, self.env, name)] * length
+            self._add(SlotInfo(name, slot.shape, domain, 0, length, base, 0, 0), values, init)
         for pname, info in self.pools.items():
             content: Domain = RequestDomain(none="none", earlier="r0")
             if info.keys is not None:
@@ -169,6 +183,30 @@ class Model:
         self.invariants: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "invariant"]
         self.sometimes: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "sometimes"]
         self.checks_leak = self.spec_cls.checks_leak()
+        #: properties the user chose not to check (`--skip`), to see past an early one
+        self.skip: frozenset[str] = self._skip(skip)
+
+    def property_names(self) -> list[str]:
+        """Every property that can be checked: the kernel's, then the spec's invariants."""
+        from ..kernel import PROPERTIES
+
+        kernel = [p for p in PROPERTIES if p != "leak" or self.checks_leak]
+        return kernel + [p.name for p in self.invariants]
+
+    def _skip(self, names: Any) -> frozenset[str]:
+        from ..errors import UsageError
+        from .spec import did_you_mean
+
+        known = self.property_names()
+        for name in names:
+            if name not in known:
+                raise UsageError(f"--skip {name!r}: no such property of {self.spec_cls.__name__}."
+                                 + did_you_mean(name, known) + f" Properties: {', '.join(known)}.")
+        return frozenset(names)
+
+    def checked(self) -> list[str]:
+        """The properties this model checks."""
+        return [p for p in self.property_names() if p not in self.skip]
 
     def _add(self, info: SlotInfo, values: list[int], init: list[int]) -> None:
         info.offset = len(init)

@@ -1,7 +1,7 @@
 """The state `s` that actions read and write, common to every interpreter.
 
 `s.stage[r]` reads a slot, `s.stage[r] = v` writes it, `s.require(cond)` guards the action,
-and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, `s.share`,
+and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, `s.share`, `s.take`,
 and the queries `s.owned`, `s.holds`, `s.free_pages`, `s.in_flight`, `s.reused`) act on the shadow page
 state of ownership.kernel. An interpreter subclasses StateView and supplies how values are
 read, written, guarded and judged (`_get`, `_set`, `_index`, `require`, `_flag`).
@@ -94,6 +94,10 @@ class StateView:
     def read(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
         from .. import kernel
         kernel.read(self, pool, r, pages, key)
+
+    def take(self, pool: str, r: Any, pages: Any) -> None:
+        from .. import kernel
+        kernel.take(self, pool, r, pages)
 
     def share(self, pool: str, r: Any, pages: Any) -> None:
         from .. import kernel

@@ -110,7 +110,9 @@ class PythonOps(Ops):
         return default
 
     def bit(self, p: Any) -> Any:
-        return 1 << int(p)
+        # page(p) of a page number out of range (e.g. "no block": -1) is the empty set
+        p = int(p)
+        return 1 << p if 0 <= p < 64 else 0
 
     def select(self, values: list[Any], idx: Any, default: int) -> Any:
         i = int(idx)
@@ -172,7 +174,7 @@ def any_of(*conds: Any) -> Any:
 
 
 def page(p: Any) -> Any:
-    """The page set holding just page p."""
+    """The page set holding just page p (empty when p is not a page number 0..63)."""
     return ops_of(p).bit(p)
 
 

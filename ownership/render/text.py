@@ -109,9 +109,12 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append("  (a bounded pass: raise or drop the limit for a complete verdict; --strict exits 3)")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
-    props = list(PROPERTIES) if model.checks_leak else [p for p in PROPERTIES if p != "leak"]
-    props += [p.name for p in model.invariants]
-    lines.append(f"Properties checked: {', '.join(props)}" + ("" if model.checks_leak else " (leak: not checked, the spec defines no finished())"))
+    notes = []
+    if not model.checks_leak:
+        notes.append("leak: not checked, the spec defines no finished()")
+    if model.skip:
+        notes.append(f"skipped with --skip: {', '.join(sorted(model.skip))}")
+    lines.append(f"Properties checked: {', '.join(model.checked())}" + (f" ({'; '.join(notes)})" if notes else ""))
     for name, got in result.sometimes.items():
         if got:
             lines.append(f"Sometimes {name}: reached")
