@@ -200,6 +200,10 @@ def list_(spec: str | None, params: tuple[str, ...]) -> None:
 
 
 def _register_optional_commands() -> None:
+    from .cli_show import graph, show
+
+    cli.add_command(show)
+    cli.add_command(graph)
     try:
         from .cli_config_check import config_check
     except ImportError:

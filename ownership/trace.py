@@ -89,6 +89,7 @@ class Trace:
     version: str | None = None  # the engine release whose fixes were on, if one was named
     engine: str = ""
     reproduce: str = ""
+    properties: list[str] = field(default_factory=list)  # the properties that were checked
     foreign: bool = False       # read from an ITF file without our annotations
 
     @property
@@ -112,6 +113,7 @@ def build_trace(model: Model, states: list[tuple[int, ...]], bindings: list[Bind
         params=dict(model.env),
         fixes=list(model.spec.fixes),
         engine=engine,
+        properties=model.checked(),
     )
     if flags:
         trace.violation = explain(model, trace, flags, len(states) - 1)
@@ -310,6 +312,7 @@ def to_itf(trace: Trace) -> dict[str, Any]:
             "release": trace.version,
             "engine": trace.engine,
             "reproduce": trace.reproduce,
+            "properties": trace.properties,
             "violation": trace.violation.to_json() if trace.violation else None,
             "actors": [s.actor for s in trace.steps],
         },
@@ -389,6 +392,10 @@ def from_itf(doc: Any, where: str = "trace") -> Trace:
         trace.version = str(release) if release is not None else None
         trace.engine = str(ours.get("engine", ""))
         trace.reproduce = str(ours.get("reproduce", ""))
+        props = ours.get("properties", [])
+        if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
+            raise TraceFormatError(f"{where}: #meta.ownership.properties must be a list of names")
+        trace.properties = list(props)
         if ours.get("violation"):
             trace.violation = Violation.from_json(ours["violation"])
     return trace

@@ -41,7 +41,8 @@ def traces(draw):
         requests=st.lists(names, max_size=2), pages=st.lists(st.tuples(names, st.integers(0, 9)), max_size=2))))
     return Trace(steps=steps, violation=violation, spec=draw(names), spec_class=draw(names),
                  params=draw(st.dictionaries(names, st.integers(0, 99), max_size=3)),
-                 fixes=draw(st.lists(names, max_size=2)), engine="explicit", reproduce=draw(names))
+                 fixes=draw(st.lists(names, max_size=2)), engine="explicit", reproduce=draw(names),
+                 properties=draw(st.lists(names, max_size=3)))
 
 
 @settings(max_examples=150, deadline=None)

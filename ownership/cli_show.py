@@ -1,0 +1,125 @@
+"""The `ownership show` and `ownership graph` commands (issue 5), registered by ownership/cli.py.
+
+`show` renders a trace file: in the terminal (colour on a TTY, plain text otherwise), as one
+self-contained HTML page (`--html`), or as a Mermaid sequence diagram (`--mermaid`). It reads
+the file as JSON only; it never loads a spec, so showing a trace never runs code. `graph`
+draws the reachable state graph of a small spec as Graphviz DOT.
+
+Like the rest of the CLI, bad input is one `error: ...` line on stderr and exit code 2; the
+commands catch OwnershipError themselves too, so they behave the same when invoked alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import OwnershipError, UsageError
+from .result import EXIT_BAD_INPUT
+
+
+class _Command(click.Command):
+    """A click command that turns bad input into `error: ...` and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OwnershipError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=2")
+        try:
+            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
+    return out
+
+
+@click.command(cls=_Command)
+@click.argument("trace_file", metavar="TRACE")
+@click.option("--step", type=int, default=None, metavar="K", help="Show step K alone, with its whole state (with --html: open at step K).")
+@click.option("--diff", is_flag=True, help="Show only what changed at each step.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write one self-contained HTML page (no network requests) instead.")
+@click.option("--mermaid", is_flag=True, help="Print a Mermaid sequence diagram of the steps instead.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the terminal view (auto: when standard output is a terminal).")
+def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, mermaid: bool, color: str) -> None:
+    """Show TRACE (an ITF JSON file): timeline, page grids, changes and the violation.
+
+    Opens traces of any ownership engine, and ITF traces of other tools (Quint, Apalache) as
+    a table of their variables. Reading a trace never executes code."""
+    from .render.viewer import check_step, render_show
+    from .trace import read_itf
+
+    trace = read_itf(trace_file)
+    check_step(trace, step)
+    if html_out or mermaid:
+        if html_out:
+            from .render.html import render_html
+
+            _write(html_out, render_html(trace, start=step), "HTML page")
+            click.echo(f"HTML page written to {html_out}", err=mermaid)
+        if mermaid:
+            from .render.mermaid import render_mermaid
+
+            click.echo(render_mermaid(trace))
+        return
+    tty = sys.stdout.isatty()
+    colour = color == "always" or (color == "auto" and tty)
+    width = shutil.get_terminal_size((100, 24)).columns if tty else 100
+    # color=colour: click strips escape codes when stdout is not a terminal unless told otherwise
+    click.echo(render_show(trace, step=step, diff=diff, color=colour, width=max(60, width)), color=colour)
+
+
+@click.command(cls=_Command)
+@click.argument("spec")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
+@click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
+@click.option("--dot", "dot_out", type=click.Path(dir_okay=False), metavar="FILE", help="Write the graph as Graphviz DOT here.")
+@click.option("--max-nodes", type=int, default=None, metavar="N",
+              help="Refuse graphs of more than N states  [default: 2000].")
+def graph(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], dot_out: str | None,
+          max_nodes: int | None) -> None:
+    """Draw the reachable state graph of SPEC (a small one), the counterexample path marked.
+
+    Without --dot, prints the graph's size only. Refuses (exit 2) a graph of more states than
+    --max-nodes, saying how to shrink the parameters."""
+    from .api import model_for
+    from .engines.graph import DEFAULT_MAX_NODES, reachable_graph, summary, to_dot
+
+    model = model_for(spec, params=_params(params), fixes=fixes, version=version)
+    sg = reachable_graph(model, max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes)
+    facts = summary(sg)
+    setting = " ".join(f"{k}={v}" for k, v in model.env.items())
+    fixed = ", ".join(model.spec.fixes) or "none"
+    click.echo(f"spec {model.spec_cls.__name__} ({spec}); parameters {setting}; fixes {fixed}")
+    click.echo(f"reachable state graph: {facts['states']:,} states, {facts['transitions']:,} transitions"
+               + (f", {facts['violating_transitions']:,} of them violating a property" if facts["violating_transitions"] else ""))
+    if sg.trace is not None and sg.trace.violation is not None:
+        click.echo(f"counterexample path marked: {facts['counterexample_steps']} steps to {facts['violation']}")
+        click.echo(f"  {sg.trace.violation.message}")
+    else:
+        click.echo("no violation: no counterexample path to mark")
+    if dot_out:
+        _write(dot_out, to_dot(sg), "graph")
+        click.echo(f"DOT written to {dot_out} (render: dot -Tsvg {dot_out} -o graph.svg)")

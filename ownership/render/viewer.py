@@ -1,0 +1,799 @@
+"""The counterexample viewer's model and its terminal view (`ownership show TRACE`).
+
+A trace is shown as a reviewer reads a post-mortem: a timeline of who acted (router, prefill,
+transfer, decode) and what each step did to the pages, the page grid of each pool (owner and
+content of every page, marked: free, owned by the acting request, owned by another request,
+holding another request's KV, write in flight), the changes of each step, and the violating
+step highlighted with its explanation in plain words (issue 5).
+
+Everything here reads only the Trace (named values, `Model.show`), never a spec, so a trace
+from any engine, or an ITF file from another tool, is shown without executing anything. The
+same view model feeds the HTML page (render/html.py) and the sequence diagram
+(render/mermaid.py). A view is a list of lines of (text, style) segments: plain text when
+output is not a terminal, colour through rich when it is.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..kernel import PROPERTIES
+from ..trace import Step, Trace
+from .text import changes, show_value
+
+#: The kernel's shadow slots of a pool, named "<pool>.<kind>" (ownership.lang.model).
+KERNEL_KINDS = ("owner", "holders", "content", "inflight", "outbound", "free_list")
+
+#: Actors in the order their swimlanes appear: the request's path through a PD deployment.
+LANE_ORDER = ("client", "router", "prefill", "transfer", "decode")
+
+#: The lane of a step whose action names no actor.
+NO_ACTOR = "system"
+
+#: Page marks: name -> (symbol in the terminal, rich style, what it means). Listed in the
+#: order the symbols of one page are written.
+MARKS: dict[str, tuple[str, str, str]] = {
+    "free": (".", "dim", "free"),
+    "mine": ("#", "green", "owned by the request in view (the one acting at the step)"),
+    "other": ("o", "magenta", "owned by another request"),
+    "foreign": ("!", "bold red", "holds KV of a request other than its owner (a read by the owner leaks it)"),
+    "unwritten": ("?", "yellow", "owned but never written (a read sees garbage)"),
+    "inflight": ("~", "cyan", "a transfer's write into it is in flight"),
+    "outbound": ("^", "cyan", "a transfer is reading out of it"),
+    "violation": ("*", "bold white on red", "named in the violation"),
+}
+
+#: Property status at a step: name -> (word, rich style, meaning).
+STATUSES: dict[str, tuple[str, str, str]] = {
+    "ok": ("ok", "green", "no violation recorded at this step"),
+    "hazard": ("hazard", "yellow", "not violated, but the pages are set up for it"),
+    "violated": ("VIOLATED", "bold white on red", "violated at this step"),
+    "after": ("-", "dim", "after the violation: not checked"),
+}
+
+_REQUEST_NAME = re.compile(r"r\d+")
+#: Control characters (C0, DEL, C1): a trace is untrusted, and an escape sequence written to a
+#: terminal can retitle it, move the cursor or worse, so they are shown as \xNN instead.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+Seg = tuple[str, str | None]
+Line = list[Seg]
+
+
+# --------------------------------------------------------------------------- the view model
+
+
+@dataclass(frozen=True)
+class PageCell:
+    """One page of a pool at one step: who owns it, whose KV it holds, and its marks.
+
+    `owner` is "free", a request, or (a shared pool) the holders joined by "+"."""
+
+    page: int
+    owner: str
+    content: str
+    inflight: str
+    outbound: str
+    marks: tuple[str, ...]
+    holders: tuple[str, ...] = ()
+
+    @property
+    def symbols(self) -> str:
+        return "".join(MARKS[m][0] for m in self.marks)
+
+
+@dataclass(frozen=True)
+class PoolGrid:
+    """The page grid of one pool at one step, seen from the acting request.
+
+    `hidden`: pages left out of a large pool's grid (free, and unchanged at this step)."""
+
+    pool: str
+    reader: str | None
+    cells: list[PageCell]
+    free_list: list[Any] | None = None
+    hidden: int = 0
+
+    def free_list_text(self, shown: int = 16) -> str | None:
+        """The free list, its head only when long."""
+        if self.free_list is None:
+            return None
+        fl = self.free_list
+        if len(fl) <= shown:
+            return show_value(fl)
+        return "[" + " ".join(map(str, fl[:shown])) + f" ...] ({len(fl):,} pages)"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A handoff between lanes: the request moved from one actor's step to another's."""
+
+    source_step: int
+    step: int
+    src: str
+    dst: str
+    request: str
+
+
+@dataclass
+class PropertyStatus:
+    """The status of one property at one step, with a note in plain words."""
+
+    status: str   # a key of STATUSES
+    note: str = ""
+
+
+@dataclass
+class TraceView:
+    """Everything the viewers show, computed once from a Trace."""
+
+    trace: Trace
+    pools: list[str]
+    lanes: list[str]
+    messages: list[Message]
+    properties: list[str]
+    status: list[dict[str, PropertyStatus]] = field(default_factory=list)
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else show_value(v)
+
+
+def arg_text(v: Any) -> str:
+    """An action argument as text; a Quint variant {"tag": T, "value": V} reads T(V)."""
+    if isinstance(v, dict):
+        if set(v) == {"tag", "value"}:
+            inner = v["value"]
+            empty = inner == () or inner == [] or inner == {}
+            return str(v["tag"]) if empty else f"{v['tag']}({arg_text(inner)})"
+        return "{" + ", ".join(f"{k}: {arg_text(x)}" for k, x in v.items()) + "}"
+    return show_value(v)
+
+
+def step_label(step: Step) -> str:
+    """The action of a step with its arguments, "initial state" for step 0."""
+    if step.action is None:
+        return "initial state"
+    return f"{step.action}(" + ", ".join(f"{k}={arg_text(v)}" for k, v in step.args.items()) + ")"
+
+
+def pools_of(trace: Trace) -> list[str]:
+    """The pools whose kernel slots the trace holds: "<pool>.owner" (or "<pool>.holders" for
+    a shared pool) as a list of pages."""
+    if not trace.steps:
+        return []
+    state = trace.steps[0].state
+    out = []
+    for var, value in state.items():
+        pool, _, kind = var.rpartition(".")
+        if pool and kind in ("owner", "holders") and isinstance(value, list) and pool not in out:
+            out.append(pool)
+    return out
+
+
+def _request_order(name: str) -> tuple[int, int, str]:
+    return (0, int(name[1:]), "") if _REQUEST_NAME.fullmatch(name) else (1, 0, name)
+
+
+def _holders(value: Any) -> tuple[str, ...]:
+    """The requests holding a page: an owner ("free" for none) or a set of holders."""
+    if isinstance(value, frozenset | set | list | tuple):
+        return tuple(sorted((_text(x) for x in value), key=_request_order))
+    text = _text(value)
+    return () if text in ("free", "none", "") else (text,)
+
+
+def _owner_text(holders: tuple[str, ...]) -> str:
+    return "+".join(holders) if holders else "free"
+
+
+def _page_holders(state: dict[str, Any], pool: str) -> list[tuple[str, ...]]:
+    for kind in ("owner", "holders"):
+        value = state.get(f"{pool}.{kind}")
+        if isinstance(value, list):
+            return [_holders(x) for x in value]
+    return []
+
+
+def _foreign_content(content: str, holders: tuple[str, ...]) -> bool:
+    """KV of a request that does not hold the page (a key of a keyed pool is not judged)."""
+    return bool(holders) and bool(_REQUEST_NAME.fullmatch(content)) and content not in holders
+
+
+def is_kernel_var(var: str, pools: Iterable[str]) -> bool:
+    """Whether a variable is a kernel shadow slot (ground truth) rather than a spec belief."""
+    pool, _, kind = var.rpartition(".")
+    return kind in KERNEL_KINDS and pool in set(pools)
+
+
+def acting_request(step: Step) -> str | None:
+    """The request an action acts for: its first argument that names a request (r1, r2, ...)."""
+    for value in step.args.values():
+        if isinstance(value, str) and _REQUEST_NAME.fullmatch(value):
+            return value
+    return None
+
+
+def reader_at(trace: Trace, i: int) -> str | None:
+    """Whose eyes the page grid of step i takes: the acting request, else the violating one."""
+    own = acting_request(trace.steps[i])
+    if own is not None:
+        return own
+    v = trace.violation
+    if v is not None and 0 <= v.step < len(trace.steps):
+        return acting_request(trace.steps[v.step])
+    return None
+
+
+def _page_values(state: dict[str, Any], pool: str, kind: str, size: int, default: str) -> list[str]:
+    value = state.get(f"{pool}.{kind}")
+    if not isinstance(value, list):
+        return [default] * size
+    out = [_text(x) for x in value[:size]]
+    return out + [default] * (size - len(out))
+
+
+#: Above this many pages a pool's grid shows only the pages worth reading (held, in flight,
+#: changed at the step, named in the violation): a fuzz trace can have thousands of pages.
+GRID_PAGE_LIMIT = 64
+
+
+def page_grid(trace: Trace, i: int, pool: str, *, compact: bool = False) -> PoolGrid:
+    """The page grid of `pool` at step i; `compact`: a large pool's free, unchanged pages left out."""
+    grid = _full_grid(trace, i, pool)
+    if not compact or len(grid.cells) <= GRID_PAGE_LIMIT:
+        return grid
+    before = _full_grid(trace, i - 1, pool).cells if i else []
+
+    def same(c: PageCell) -> bool:
+        if c.page >= len(before):
+            return False
+        b = before[c.page]
+        return (b.holders, b.content, b.inflight, b.outbound) == (c.holders, c.content, c.inflight, c.outbound)
+
+    keep = [c for c in grid.cells if c.marks != ("free",) or not same(c)]
+    return PoolGrid(grid.pool, grid.reader, keep, grid.free_list, len(grid.cells) - len(keep))
+
+
+def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
+    state = trace.steps[i].state
+    holders = _page_holders(state, pool)
+    size = len(holders)
+    contents = _page_values(state, pool, "content", size, "none")
+    inflight = _page_values(state, pool, "inflight", size, "none")
+    outbound = _page_values(state, pool, "outbound", size, "none")
+    reader = reader_at(trace, i)
+    v = trace.violation
+    named = {p for pl, p in v.pages if pl == pool} if v is not None and v.step == i else set()
+    cells = []
+    for p in range(size):
+        held, content = holders[p], contents[p]
+        marks: list[str] = []
+        if not held:
+            marks.append("free")
+        else:
+            marks.append("mine" if reader in held else "other")
+            if content == "none":
+                marks.append("unwritten")
+            elif _foreign_content(content, held):
+                marks.append("foreign")
+        if inflight[p] != "none":
+            marks.append("inflight")
+        if outbound[p] != "none":
+            marks.append("outbound")
+        if p in named:
+            marks.append("violation")
+        cells.append(PageCell(p, _owner_text(held), content, inflight[p], outbound[p], tuple(marks), held))
+    fl = state.get(f"{pool}.free_list")
+    return PoolGrid(pool, reader, cells, list(fl) if isinstance(fl, list) else None)
+
+
+def _pages_text(pool: str, pages: list[int]) -> str:
+    return f"{pool} page{'s' if len(pages) > 1 else ''} " + ", ".join(map(str, pages))
+
+
+def _column(state: dict[str, Any], pool: str, kind: str) -> list[str]:
+    value = state.get(f"{pool}.{kind}")
+    return [_text(x) for x in value] if isinstance(value, list) else []
+
+
+def _pool_effects(before: dict[str, Any], after: dict[str, Any], pool: str) -> list[str]:
+    """What changed in one pool between two states, grouped by kind and request."""
+    o0, o1 = _page_holders(before, pool), _page_holders(after, pool)
+    c0, c1 = _column(before, pool, "content"), _column(after, pool, "content")
+    f0, f1 = _column(before, pool, "inflight"), _column(after, pool, "inflight")
+    b0, b1 = _column(before, pool, "outbound"), _column(after, pool, "outbound")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for p in range(min(len(o0), len(o1))):
+        if o0[p] == o1[p]:
+            continue
+        if len(o0[p]) <= 1 and len(o1[p]) <= 1 and o0[p] and o1[p]:
+            groups.setdefault(("passes", f"{o0[p][0]}>{o1[p][0]}"), []).append(p)
+            continue
+        for r in o1[p]:
+            if r not in o0[p]:
+                groups.setdefault(("takes" if not o0[p] else "shares", r), []).append(p)
+        for r in o0[p]:
+            if r not in o1[p]:
+                groups.setdefault(("frees" if not o1[p] else "releases", r), []).append(p)
+    for p in range(min(len(c0), len(c1))):
+        if c0[p] != c1[p]:
+            landed = p < len(f0) and p < len(f1) and f0[p] == c1[p] and f1[p] == "none"
+            groups.setdefault(("lands" if landed else "writes", c1[p]), []).append(p)
+    for p in range(min(len(f0), len(f1))):
+        if f0[p] != f1[p] and f1[p] != "none":
+            groups.setdefault(("inflight", f1[p]), []).append(p)
+    for p in range(min(len(b0), len(b1))):
+        if b0[p] != b1[p] and b1[p] != "none":
+            groups.setdefault(("outbound", b1[p]), []).append(p)
+    out = []
+    for (kind, who), ps in groups.items():
+        where = _pages_text(pool, ps)
+        if kind == "takes":
+            out.append(f"{who} takes {where}")
+        elif kind == "shares":
+            out.append(f"{who} shares {where}")
+        elif kind == "frees":
+            out.append(f"{who} frees {where}")
+        elif kind == "releases":
+            out.append(f"{who} releases {where} (still held)")
+        elif kind == "passes":
+            a, b = who.split(">", 1)
+            out.append(f"{where} pass from {a} to {b}")
+        elif kind == "lands":
+            out.append(f"{who}'s KV lands in {where}")
+        elif kind == "writes":
+            out.append(f"{who}'s KV written to {where}" if who != "none" else f"{where} cleared")
+        elif kind == "inflight":
+            out.append(f"{who}'s KV in flight into {where}")
+        else:
+            out.append(f"{who}'s KV sent out of {where}")
+    return out
+
+
+def effects(trace: Trace, i: int, pools: list[str] | None = None) -> list[str]:
+    """What step i did to the pages, in the protocol's words ("r1 takes decode pages 0, 1, 2")."""
+    if i == 0:
+        return []
+    pools = pools_of(trace) if pools is None else pools
+    before, after = trace.steps[i - 1].state, trace.steps[i].state
+    return [text for pool in pools for text in _pool_effects(before, after, pool)]
+
+
+def lanes_of(trace: Trace) -> list[str]:
+    """The swimlanes: the actors of the trace, router-prefill-transfer-decode first."""
+    seen: list[str] = []
+    for step in trace.steps[1:]:
+        lane = step.actor or NO_ACTOR
+        if lane not in seen:
+            seen.append(lane)
+    if any(a in seen for a in ("prefill", "transfer", "decode")):
+        for a in ("prefill", "transfer", "decode"):
+            if a not in seen:
+                seen.append(a)
+    known = [a for a in LANE_ORDER if a in seen]
+    return known + [a for a in seen if a not in known]
+
+
+def lane_of(step: Step) -> str:
+    return step.actor or NO_ACTOR
+
+
+def messages_of(trace: Trace) -> list[Message]:
+    """A message wherever a request passes from one actor to another between its steps."""
+    last: dict[str, int] = {}
+    out = []
+    for i, step in enumerate(trace.steps):
+        if i == 0:
+            continue
+        r = acting_request(step)
+        if r is None:
+            continue
+        j = last.get(r)
+        if j is not None and lane_of(trace.steps[j]) != lane_of(step):
+            out.append(Message(j, i, lane_of(trace.steps[j]), lane_of(step), r))
+        last[r] = i
+    return out
+
+
+def _hazards(trace: Trace, i: int, pools: list[str]) -> dict[str, str]:
+    """Properties set up to fail at step i (not violated): the pages and why, in words."""
+    state = trace.steps[i].state
+    stale: list[str] = []
+    unowned: list[str] = []
+    for pool in pools:
+        holders = _page_holders(state, pool)
+        size = len(holders)
+        contents = _page_values(state, pool, "content", size, "none")
+        inflight = _page_values(state, pool, "inflight", size, "none")
+        by_pair: dict[tuple[str, str], list[int]] = {}
+        for p in range(size):
+            held = holders[p]
+            if held and (contents[p] == "none" or _foreign_content(contents[p], held)):
+                by_pair.setdefault((_owner_text(held), contents[p]), []).append(p)
+            if inflight[p] != "none" and inflight[p] not in held:
+                owner = f"owned by {_owner_text(held)}" if held else "free"
+                unowned.append(f"{inflight[p]}'s transfer is in flight into {pool} page {p} ({owner})")
+        for (owner, content), ps in by_pair.items():
+            what = "never written" if content == "none" else f"hold{'s' if len(ps) == 1 else ''} KV of {content}"
+            verb = "is" if len(ps) == 1 else "are"
+            stale.append(f"{_pages_text(pool, ps)} {verb} owned by {owner} but {what}"
+                         if content != "none" else f"{_pages_text(pool, ps)} owned by {owner} {verb} {what}")
+    out = {}
+    if stale:
+        out["stale-read"] = "; ".join(stale) + ": a read by the owner now would be stale."
+    if unowned:
+        out["write-unowned"] = "; ".join(unowned) + ": the landing would overwrite a page its sender does not own."
+    return out
+
+
+def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dict[str, PropertyStatus]]]:
+    """The properties and each one's status at each step (none for a foreign trace)."""
+    if trace.foreign:
+        return [], [{} for _ in trace.steps]
+    v = trace.violation
+    props = list(PROPERTIES)
+    if v is not None:
+        props += [p for p in [v.property, *v.also] if p not in props]
+    out = []
+    for i in range(len(trace.steps)):
+        hazards = _hazards(trace, i, pools)
+        row: dict[str, PropertyStatus] = {}
+        for prop in props:
+            if v is not None and i == v.step and prop == v.property:
+                row[prop] = PropertyStatus("violated", v.message)
+            elif v is not None and i == v.step and prop in v.also:
+                row[prop] = PropertyStatus("violated", f"also violated at step {i}")
+            elif v is not None and i > v.step:
+                row[prop] = PropertyStatus("after")
+            elif prop in hazards:
+                row[prop] = PropertyStatus("hazard", hazards[prop])
+            else:
+                row[prop] = PropertyStatus("ok")
+        out.append(row)
+    return props, out
+
+
+def build_view(trace: Trace) -> TraceView:
+    """The view model of a trace: pools, lanes, messages, property status per step."""
+    pools = pools_of(trace)
+    props, status = property_status(trace, pools)
+    return TraceView(trace, pools, lanes_of(trace), messages_of(trace), props, status)
+
+
+def title_of(trace: Trace) -> str:
+    """One line naming the spec, its setting and the engine; or what kind of foreign trace."""
+    if trace.foreign:
+        nvars = len(trace.vars)
+        return (f"ITF trace from another tool (no ownership annotations): {len(trace.steps)} states,"
+                f" {nvars} variable{'s' if nvars != 1 else ''}")
+    name = trace.spec_class or "trace"
+    spec = f" ({trace.spec})" if trace.spec else ""
+    params = " ".join(f"{k}={v}" for k, v in trace.params.items()) or "none"
+    fixes = ", ".join(trace.fixes) if trace.fixes else "none"
+    engine = f"; engine {trace.engine}" if trace.engine else ""
+    return f"spec {name}{spec}; parameters {params}; fixes {fixes}{engine}"
+
+
+def check_step(trace: Trace, step: int | None) -> None:
+    """Refuse a --step outside the trace, saying which steps exist."""
+    from ..errors import UsageError
+
+    if step is not None and not 0 <= step < len(trace.steps):
+        raise UsageError(f"--step {step}: the trace has steps 0..{len(trace.steps) - 1}")
+
+
+# --------------------------------------------------------------------------- terminal view
+
+
+def _legend() -> list[Line]:
+    out: list[Line] = [[("Page marks: ", "bold")]]
+    line: Line = [("  ", None)]
+    for name, (sym, style, text) in MARKS.items():
+        if name == "free":
+            text = "free"
+        line += [(sym, style), (f" {text}", None)]
+        if len("".join(t for t, _ in line)) > 60:
+            out.append(line)
+            line = [("  ", None)]
+        else:
+            line.append(("   ", None))
+    if len(line) > 1:
+        out.append(line)
+    return out
+
+
+def _grid_lines(grid: PoolGrid, width: int, indent: str) -> list[Line]:
+    reader = f" (request in view: {grid.reader})" if grid.reader else ""
+    out: list[Line] = [[(indent, None), (f"{grid.pool} pages{reader}:", "bold")]]
+    label_w = 9
+    widths = [max(len(str(c.page)), len(c.owner), len(c.content), len(c.symbols)) + 2 for c in grid.cells]
+    blocks: list[list[int]] = [[]]
+    used = len(indent) + 2 + label_w
+    for k, w in enumerate(widths):
+        if blocks[-1] and used + w > width:
+            blocks.append([])
+            used = len(indent) + 2 + label_w
+        blocks[-1].append(k)
+        used += w
+    pad = indent + "  "
+    for block in blocks:
+        rows: dict[str, Line] = {name: [(pad, None), (f"{name:<{label_w}}", "dim")]
+                                 for name in ("page", "owner", "content", "marks")}
+        for k in block:
+            c, w = grid.cells[k], widths[k]
+            own_style = MARKS[c.marks[0]][1] if c.marks else None
+            content_style = "bold red" if "foreign" in c.marks else ("yellow" if "unwritten" in c.marks else None)
+            rows["page"].append((f"{c.page:<{w}}", "dim"))
+            rows["owner"].append((f"{c.owner:<{w}}", own_style))
+            rows["content"].append((f"{c.content:<{w}}", content_style))
+            for m in c.marks:
+                rows["marks"].append((MARKS[m][0], MARKS[m][1]))
+            rows["marks"].append((" " * (w - len(c.symbols)), None))
+        out.extend(rows.values())
+    if grid.hidden:
+        out.append([(pad, None), (f"... and {grid.hidden:,} more pages, free and unchanged at this step", "dim")])
+    fl = grid.free_list_text()
+    if fl is not None:
+        out.append([(pad, None), ("free list ", "dim"), (fl, None)])
+    return out
+
+
+def _change_lines(trace: Trace, i: int, indent: str) -> list[Line]:
+    if i == 0:
+        return []
+    diff = changes(trace.steps[i - 1].state, trace.steps[i].state)
+    if not diff:
+        return [[(indent, None), ("(no change)", "dim")]]
+    return [[(indent, None), (f"{name}: ", None), (_short(show_value(old)), "dim"), (" -> ", "dim"),
+             (_short(show_value(new)), "bold")] for name, old, new in diff]
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """A value for a change line; a huge one (a free list of thousands of pages) cut short."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
+def _step_head(trace: Trace, i: int) -> Line:
+    step = trace.steps[i]
+    v = trace.violation
+    line: Line = [(f"Step {i}  ", "bold")]
+    if step.actor:
+        line.append((f"[{step.actor}] ", "cyan"))
+    line.append((step_label(step), "bold"))
+    if v is not None and v.step == i:
+        line += [("  ", None), (f"<-- VIOLATION: {v.property}", "bold white on red")]
+    return line
+
+
+def _explain_lines(trace: Trace, indent: str) -> list[Line]:
+    v = trace.violation
+    if v is None:
+        return []
+    out: list[Line] = [[(indent, None), (f"violated: {v.property}", "bold red")],
+                       [(indent + "  ", None), (v.message, None)]]
+    if v.also:
+        out.append([(indent + "  ", None), (f"(also violated at this step: {', '.join(v.also)})", None)])
+    return out
+
+
+def _state_lines(trace: Trace, i: int, view: TraceView, indent: str) -> list[Line]:
+    state = trace.steps[i].state
+    before = trace.steps[i - 1].state if i else state
+    out: list[Line] = []
+    for var, value in state.items():
+        if is_kernel_var(var, view.pools):
+            continue
+        changed = i > 0 and before.get(var) != value
+        out.append([(indent, None), (f"{var}: ", None), (show_value(value), "bold" if changed else None)]
+                   + ([("  (changed)", "dim")] if changed else []))
+    return out
+
+
+def _status_lines(view: TraceView, i: int, indent: str) -> list[Line]:
+    if not view.properties:
+        return []
+    row = view.status[i]
+    line: Line = [(indent, None), ("properties: ", "bold")]
+    for k, prop in enumerate(view.properties):
+        st = row[prop]
+        word, style, _ = STATUSES[st.status]
+        line += [(f"{prop} ", None), (word, style)]
+        if k < len(view.properties) - 1:
+            line.append(("; ", None))
+    out = [line]
+    for prop in view.properties:
+        st = row[prop]
+        if st.status == "hazard":
+            out.append([(indent + "  ", None), (f"{prop} hazard: ", "yellow"), (st.note, None)])
+    return out
+
+
+def _timeline(trace: Trace, view: TraceView) -> list[Line]:
+    n = len(trace.steps) - 1
+    out: list[Line] = [[(f"Timeline ({n} step{'s' if n != 1 else ''})", "bold")]]
+    wn = max(4, len(str(n)))
+    actors = [s.actor or "" for s in trace.steps]
+    wa = max([5] + [len(a) for a in actors])
+    labels = [step_label(s) for s in trace.steps]
+    wl = min(40, max(len(x) for x in labels))
+    out.append([(f"    {'step':>{wn}}  {'actor':<{wa}}  {'action':<{wl}}  pages", "dim")])
+    v = trace.violation
+    for i in range(len(trace.steps)):
+        bad = v is not None and v.step == i
+        line: Line = [("  > " if bad else "    ", "bold red" if bad else None),
+                      (f"{i:>{wn}}  ", None), (f"{actors[i]:<{wa}}  ", "cyan"),
+                      (f"{labels[i]:<{wl}}", "bold red" if bad else None)]
+        what = "; ".join(effects(trace, i, view.pools))
+        if what:
+            line.append((f"  {what}", None))
+        if bad and v is not None:
+            line.append((f"  <-- violation: {v.property}", "bold white on red"))
+        out.append(line)
+    return out
+
+
+def _foreign_table(trace: Trace, width: int) -> list[Line]:
+    """The variables of each step as a table: a row per variable, a column per step."""
+    variables = trace.vars
+    n = len(trace.steps)
+    cells = [[show_value(step.state[var]) for step in trace.steps] for var in variables]
+    changed = [[i > 0 and trace.steps[i - 1].state[var] != trace.steps[i].state[var] for i in range(n)]
+               for var in variables]
+    heads = [f"{i}" if trace.steps[i].action is None else f"{i} {trace.steps[i].action}" for i in range(n)]
+    label_w = max([8] + [len(v) for v in variables])
+    col_w = [max([len(heads[i])] + [len(cells[r][i]) + 2 for r in range(len(variables))]) + 2 for i in range(n)]
+    blocks: list[list[int]] = [[]]
+    used = 2 + label_w + 2
+    for i in range(n):
+        if blocks[-1] and used + col_w[i] > width:
+            blocks.append([])
+            used = 2 + label_w + 2
+        blocks[-1].append(i)
+        used += col_w[i]
+    out: list[Line] = []
+    for b, block in enumerate(blocks):
+        if b:
+            out.append([])
+        out.append([("  ", None), (f"{'step':<{label_w}}  ", "dim")] + [(f"{heads[i]:<{col_w[i]}}", "bold") for i in block])
+        for r, var in enumerate(variables):
+            line: Line = [("  ", None), (f"{var:<{label_w}}  ", None)]
+            for i in block:
+                text = cells[r][i] + (" *" if changed[r][i] else "")
+                line.append((f"{text:<{col_w[i]}}", "bold" if changed[r][i] else None))
+            out.append(line)
+    out.append([("  (* changed at this step)", "dim")])
+    return out
+
+
+def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, width: int = 100) -> list[Line]:
+    """The terminal view of a trace as styled lines.
+
+    Default: the timeline, then every step with its changes and the page grids of the pools
+    it touched (all pools at step 0 and at the violating step), the explanation and the
+    reproduce command. `step`: that step alone, with its full state and property status.
+    `diff`: only what changed at each step."""
+    check_step(trace, step)
+    view = build_view(trace)
+    out: list[Line] = [[(title_of(trace), "bold")]]
+    v = trace.violation
+    if trace.foreign:
+        return out + [[]] + _foreign_view(trace, step=step, diff=diff, width=width)
+    if v is not None:
+        out.append([("violated: ", "bold red"), (v.property, "bold red"), (f" at step {v.step}", None)])
+        out.append([("  ", None), (v.message, None)])
+    else:
+        out.append([("no violation recorded in this trace", None)])
+    show_pools = bool(view.pools) and not diff
+    if show_pools:
+        out.append([])
+        out.extend(_legend())
+    if step is not None:
+        out.append([])
+        out.append(_step_head(trace, step))
+        what = effects(trace, step, view.pools)
+        if what:
+            out.append([("  ", None), ("; ".join(what), "italic")])
+        out.extend(_change_lines(trace, step, "    "))
+        if not diff:
+            for pool in view.pools:
+                out.extend(_grid_lines(page_grid(trace, step, pool, compact=True), width, "  "))
+            state = _state_lines(trace, step, view, "    ")
+            if state:
+                out.append([("  ", None), ("beliefs (spec state):", "bold")])
+                out.extend(state)
+            out.extend(_status_lines(view, step, "  "))
+            if v is not None and v.step == step:
+                out.extend(_explain_lines(trace, "  "))
+    else:
+        if not diff:
+            out.append([])
+            out.extend(_timeline(trace, view))
+        for i in range(len(trace.steps)):
+            out.append([])
+            out.append(_step_head(trace, i))
+            if i == 0 and diff:
+                out.extend([("    ", None), (f"{var}: {show_value(value)}", None)]
+                           for var, value in trace.steps[0].state.items())
+            elif i == 0:
+                out.extend(_state_lines(trace, 0, view, "    "))
+            out.extend(_change_lines(trace, i, "    "))
+            if not diff:
+                touched = [p for p in view.pools if i == 0 or (v is not None and v.step == i) or any(
+                    trace.steps[i - 1].state.get(f"{p}.{k}") != trace.steps[i].state.get(f"{p}.{k}")
+                    for k in KERNEL_KINDS)]
+                for pool in touched:
+                    out.extend(_grid_lines(page_grid(trace, i, pool, compact=True), width, "  "))
+            if v is not None and v.step == i:
+                if not diff:
+                    out.extend(_status_lines(view, i, "  "))
+                out.extend(_explain_lines(trace, "  "))
+    if trace.reproduce:
+        out.append([])
+        out.append([("Reproduce: ", "bold"), (trace.reproduce, None)])
+    return out
+
+
+def _foreign_view(trace: Trace, *, step: int | None, diff: bool, width: int) -> list[Line]:
+    if step is not None:
+        head: Line = [(f"Step {step}  ", "bold"), (step_label(trace.steps[step]), "bold")]
+        if diff:
+            return [head] + _change_lines(trace, step, "    ")
+        before = trace.steps[step - 1].state if step else None
+        w = max([8] + [len(v) for v in trace.vars])
+        rows: list[Line] = [head]
+        for var, value in trace.steps[step].state.items():
+            changed = before is not None and before.get(var) != value
+            rows.append([("  ", None), (f"{var:<{w}}  ", None), (show_value(value), "bold" if changed else None)]
+                        + ([("  *", "dim")] if changed else []))
+        return rows
+    if diff:
+        out: list[Line] = []
+        for i in range(len(trace.steps)):
+            if i:
+                out.append([])
+            out.append([(f"Step {i}  ", "bold"), (step_label(trace.steps[i]), "bold")])
+            if i == 0:
+                out.extend([("    ", None), (f"{var}: {show_value(value)}", None)]
+                           for var, value in trace.steps[0].state.items())
+            out.extend(_change_lines(trace, i, "    "))
+        return out
+    return _foreign_table(trace, width)
+
+
+def to_plain(lines: list[Line]) -> str:
+    """The view as plain text (no escape codes); trailing spaces trimmed."""
+    return "\n".join(_visible("".join(text for text, _ in line)).rstrip() for line in lines)
+
+
+def to_ansi(lines: list[Line]) -> str:
+    """The view with colour, through rich; trace text is never read as rich markup."""
+    from rich.console import Console
+    from rich.text import Text
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, color_system="standard", width=10_000,
+                      highlight=False, soft_wrap=True, emoji=False)
+    for line in lines:
+        text = Text()
+        for chunk, style in line:
+            text.append(_visible(chunk), style=style or "")
+        text.rstrip()
+        console.print(text)
+    return buf.getvalue().rstrip("\n")
+
+
+def render_show(trace: Trace, *, step: int | None = None, diff: bool = False,
+                color: bool = False, width: int = 100) -> str:
+    """`ownership show TRACE`: the terminal view, plain or coloured."""
+    lines = render_view(trace, step=step, diff=diff, width=width)
+    return to_ansi(lines) if color else to_plain(lines)

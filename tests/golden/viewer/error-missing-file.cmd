@@ -1,0 +1,1 @@
+ownership show no-such-trace.json

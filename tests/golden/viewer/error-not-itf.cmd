@@ -1,0 +1,1 @@
+ownership show not-itf.json

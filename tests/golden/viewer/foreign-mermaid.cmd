@@ -1,0 +1,1 @@
+ownership show foreign.json --mermaid

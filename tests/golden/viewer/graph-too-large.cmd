@@ -1,0 +1,1 @@
+ownership graph sglang_pd --max-nodes 50

@@ -1,0 +1,1 @@
+ownership show hostile.json --step 2

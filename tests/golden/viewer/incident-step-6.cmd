@@ -1,0 +1,1 @@
+ownership show incident.json --step 6

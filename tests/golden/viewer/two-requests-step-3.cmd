@@ -1,0 +1,1 @@
+ownership show two_requests.json --step 3

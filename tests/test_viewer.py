@@ -1,0 +1,429 @@
+"""Tests of the trace viewer (issue 5): terminal view, HTML page, Mermaid, state graph, CLI.
+
+Golden files: tests/golden/viewer/NAME.cmd holds a command line (`ownership show ...`, run
+in that folder), NAME.out its expected output (stdout, then stderr and the exit code).
+Regenerate them with OWNERSHIP_UPDATE_GOLDEN=1 and read the diff before committing.
+The HTML page is opened in a real browser by tests/test_viewer_browser.py.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ownership.api import check, model_for
+from ownership.cli_show import graph, show
+from ownership.engines.graph import reachable_graph, summary, to_dot
+from ownership.errors import UsageError
+from ownership.render.html import _SCRIPT, _STYLE, _sha256, embed_json, render_html, view_model
+from ownership.render.mermaid import LOOK_ALIKES, mermaid_text, render_mermaid
+from ownership.render.viewer import (
+    build_view,
+    effects,
+    messages_of,
+    page_grid,
+    pools_of,
+    render_show,
+    render_view,
+    to_ansi,
+    to_plain,
+)
+from ownership.trace import Step, Trace, from_itf, read_itf, to_itf
+
+GOLDEN = Path(__file__).parent / "golden" / "viewer"
+COMMANDS: dict[str, click.Command] = {"show": show, "graph": graph}
+CASES = sorted(GOLDEN.glob("*.cmd"))
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _run(args: list[str]) -> tuple[str, str, int]:
+    """Run `ownership ARGS` through the command objects; (stdout, stderr, exit code)."""
+    assert args[0] == "ownership" and args[1] in COMMANDS, f"not an ownership show/graph command: {args}"
+    result = CliRunner().invoke(COMMANDS[args[1]], args[2:], prog_name=f"ownership {args[1]}")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.stdout, result.stderr, result.exit_code
+
+
+def _normalise(text: str) -> str:
+    text = text.replace(str(GOLDEN), "<DIR>")
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def _golden_text(stdout: str, stderr: str, code: int) -> str:
+    out = _normalise(stdout)
+    if stderr:
+        out += "--- stderr ---\n" + _normalise(stderr)
+    return out + f"--- exit {code} ---\n"
+
+
+@pytest.fixture
+def incident():
+    return read_itf(GOLDEN / "incident.json")
+
+
+@pytest.fixture
+def two_requests():
+    return read_itf(GOLDEN / "two_requests.json")
+
+
+# --------------------------------------------------------------------------- golden files
+
+
+def test_the_golden_folder_has_cases():
+    """The golden test is not vacuous: the folder holds the commands it is meant to hold."""
+    assert len(CASES) >= 15, f"expected the golden cases in {GOLDEN}, found {len(CASES)}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_the_output_of_each_golden_command_is_unchanged(case, monkeypatch):
+    """Each command's output (stdout, stderr, exit code) equals the committed golden file."""
+    monkeypatch.chdir(GOLDEN)
+    args = shlex.split(case.read_text(encoding="utf-8"))
+    got = _golden_text(*_run(args))
+    out = case.with_suffix(".out")
+    if os.environ.get("OWNERSHIP_UPDATE_GOLDEN"):
+        out.write_text(got, encoding="utf-8")
+    assert out.exists(), f"{out.name} is missing; create it with OWNERSHIP_UPDATE_GOLDEN=1"
+    assert got == out.read_text(encoding="utf-8"), f"output of `{' '.join(args)}` differs from {out.name}"
+
+
+def test_every_golden_output_has_its_command():
+    """No stale golden output lies around without the command that produces it."""
+    stale = [p.name for p in GOLDEN.glob("*.out") if not p.with_suffix(".cmd").exists()]
+    assert not stale
+
+
+# --------------------------------------------------------------------------- the view model
+
+
+def test_the_page_grid_marks_the_leaked_pages_at_the_violating_step(incident):
+    """At the incident's step 6, decode pages 1 and 2 are r1's, hold r0's KV, and are named."""
+    grid = page_grid(incident, 6, "decode")
+    assert grid.reader == "r1"
+    by_page = {c.page: c for c in grid.cells}
+    for p in (1, 2):
+        assert (by_page[p].owner, by_page[p].content) == ("r1", "r0")
+        assert by_page[p].marks == ("mine", "foreign", "violation")
+    assert by_page[0].marks == ("mine",)
+    assert by_page[3].marks == ("free",)
+
+
+def test_the_page_grid_marks_transfers_in_flight(incident):
+    """At step 4 the write into decode page 0 is in flight and prefill page 0 is being sent."""
+    assert "inflight" in page_grid(incident, 4, "decode").cells[0].marks
+    assert "outbound" in page_grid(incident, 4, "prefill").cells[0].marks
+    assert "inflight" not in page_grid(incident, 5, "decode").cells[0].marks
+
+
+def test_pages_of_another_request_are_marked_as_such(two_requests):
+    """While r1 arrives (step 3), the decode pages r2 holds are marked owned by another request."""
+    grid = page_grid(two_requests, 3, "decode")
+    assert grid.reader == "r1"
+    assert [c.marks[0] for c in grid.cells] == ["other", "other", "free", "free"]
+
+
+def test_effects_say_what_a_step_did_to_the_pages(incident):
+    """Each step's page effects are in the protocol's words."""
+    assert effects(incident, 2) == ["r1 takes decode pages 0, 1, 2"]
+    assert effects(incident, 5) == ["r1 frees prefill page 0", "r1's KV lands in decode page 0"]
+    assert effects(incident, 1) == []
+
+
+def test_property_status_shows_the_hazard_before_the_violation(incident):
+    """stale-read is ok, then a hazard from the reservation on (pages hold r0's KV), then violated."""
+    view = build_view(incident)
+    stale = [row["stale-read"].status for row in view.status]
+    assert stale == ["ok", "ok", "hazard", "hazard", "hazard", "hazard", "violated"]
+    assert "decode pages 0, 1, 2 are owned by r1 but hold KV of r0" in view.status[2]["stale-read"].note
+    assert all(row["double-free"].status == "ok" for row in view.status)
+
+
+def test_handoffs_between_actors_become_messages(incident):
+    """A message joins consecutive steps of one request taken by different actors."""
+    got = [(m.source_step, m.step, m.src, m.dst) for m in messages_of(incident)]
+    assert got == [(1, 2, "router", "decode"), (2, 3, "decode", "prefill"),
+                   (4, 5, "prefill", "transfer"), (5, 6, "transfer", "decode")]
+
+
+def test_a_fresh_trace_of_the_explicit_engine_is_shown():
+    """The viewer keeps up with the engine: today's shortest counterexample renders, explained."""
+    result = check("sglang_pd")
+    assert result.trace is not None
+    trace = from_itf(json.loads(json.dumps(to_itf(result.trace))))
+    text = render_show(trace)
+    assert "<-- VIOLATION: stale-read" in text
+    assert trace.violation is not None and trace.violation.message in text
+    assert "Reproduce: ownership check sglang_pd" in text
+
+
+def test_plain_output_has_no_escape_codes_and_colour_output_has_the_same_text(incident):
+    """Colour only adds escape codes; it never changes the words."""
+    lines = render_view(incident, step=6)
+    plain, ansi = to_plain(lines), to_ansi(lines)
+    assert "\x1b[" not in plain
+    assert "\x1b[" in ansi
+    assert ANSI.sub("", ansi) == plain
+
+
+def test_trace_text_is_not_read_as_rich_markup(incident):
+    """A value like `[bold]x[/bold]` in a trace shows literally in colour output."""
+    incident.steps[1].args["r"] = "[bold]x[/bold]"
+    assert "[bold]x[/bold]" in ANSI.sub("", render_show(incident, color=True))
+
+
+def test_the_show_command_colours_only_when_asked_or_on_a_terminal(monkeypatch):
+    """`--color always` colours even into a pipe; the default into a pipe is plain text."""
+    monkeypatch.chdir(GOLDEN)
+    assert "\x1b[" in _run(["ownership", "show", "incident.json", "--color", "always"])[0]
+    assert "\x1b[" not in _run(["ownership", "show", "incident.json"])[0]
+
+
+# --------------------------------------------------------------------------- HTML (static checks)
+
+
+def test_embedded_json_cannot_close_its_script_element():
+    """`</script>`, `<!--` and `&` never appear raw, and the JSON reads back unchanged."""
+    data = {"a": "</script><script>alert(1)</script>", "b": "<!-- & -->", "c": "\u2028\u2029"}
+    text = embed_json(data)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == data
+
+
+def test_the_page_is_self_contained_and_carries_no_trace_markup(tmp_path):
+    """The hostile trace's page has our two scripts only, no URL to load, and its data intact."""
+    trace = read_itf(GOLDEN / "hostile.json")
+    page = render_html(trace)
+    assert page.count("<script") == 2
+    head, rest = page.split('<script type="application/json" id="trace-data">')
+    data, tail = rest.split("</script>", 1)
+    markup = head + tail   # everything but the (escaped) trace data
+    assert "alert(" not in markup
+    targets = re.findall(r"""(?:src|href)\s*=\s*["']?([^"'\s>]*)""", markup)
+    assert all(t.startswith("data:") for t in targets), f"the page names something to load: {targets}"
+    assert "@import" not in page and "url(http" not in page
+    urls = set(re.findall(r"https?://[^\s\"')]+", page))
+    assert urls <= {"http://www.w3.org/2000/svg"}, urls   # a namespace name, never fetched
+    model = json.loads(data)
+    assert model == json.loads(json.dumps(view_model(trace)))
+    assert model["steps"][2]["action"] == "<script>alert(1)</script>"
+
+
+def test_the_content_security_policy_allows_exactly_the_inline_script_and_style(incident):
+    """The CSP forbids every load (default-src 'none') and names the hashes of our code."""
+    page = render_html(incident)
+    csp = html_lib.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1))
+    assert "default-src 'none'" in csp
+    assert f"script-src '{_sha256(_SCRIPT)}'" in csp and f"style-src '{_sha256(_STYLE)}'" in csp
+    assert f"<script>{_SCRIPT}</script>" in page and f"<style>{_STYLE}</style>" in page
+
+
+def test_the_page_opens_at_the_violation_unless_told_otherwise(incident):
+    """The page starts at the violating step; --step chooses another; a wrong step is refused."""
+    assert view_model(incident)["start"] == 6
+    assert view_model(incident, start=2)["start"] == 2
+    with pytest.raises(UsageError, match="the trace has steps 0..6"):
+        view_model(incident, start=7)
+
+
+def test_a_foreign_trace_becomes_a_page_of_variables():
+    """A trace of another tool has no lanes of ours, no property status, all variables shown."""
+    model = view_model(read_itf(GOLDEN / "foreign.json"))
+    assert model["foreign"] and model["properties"] == [] and model["violation"] is None
+    assert [row[0] for row in model["steps"][0]["beliefs"]] == ["owner", "content", "step_count", "queue", "done"]
+    assert model["steps"][1]["label"] == "alloc(r=Some(A))"
+
+
+def test_the_show_command_writes_one_html_file(tmp_path, monkeypatch):
+    """`show --html F` writes the page and says where."""
+    monkeypatch.chdir(GOLDEN)
+    out = tmp_path / "incident.html"
+    stdout, stderr, code = _run(["ownership", "show", "incident.json", "--html", str(out)])
+    assert code == 0 and f"HTML page written to {out}" in stdout
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert list(tmp_path.iterdir()) == [out]
+
+
+# --------------------------------------------------------------------------- Mermaid
+
+
+def test_mermaid_text_replaces_every_character_mermaid_reads_as_syntax():
+    """`;`, `#`, `%`, `<`, `>`, `&`, quotes and control characters never reach Mermaid; the rest stays."""
+    raw = "a;b#c%%d<e>f&g\"h\ni`j\\k\x1b"
+    safe = mermaid_text(raw)
+    assert not set(LOOK_ALIKES) & set(safe) and not re.search(r"[\x00-\x1f]", safe)
+    assert safe == "a\uff1bb\uff03c\uff05\uff05d\u2039e\u203af\uff06g\u201dh i\u02cbj\uff3ck "
+    plain = "1. arrive(r=r1, n=3): r1 takes decode pages 0, 1, 2 / r1's KV [x] {y} = z!?"
+    assert mermaid_text(plain) == plain
+
+
+def test_a_hostile_trace_gives_a_diagram_without_mermaid_syntax_in_its_text():
+    """Markup and separators in a trace's names end up as inert look-alike characters."""
+    text = render_mermaid(read_itf(GOLDEN / "hostile.json"))
+    for line in text.splitlines()[1:]:
+        body = line.split(":", 1)[1] if ":" in line else line
+        assert not set(";#%<>&\"`") & set(body), line
+
+
+def test_the_sequence_diagram_has_one_message_per_step_and_marks_the_violation(incident):
+    """Steps become messages between the actors' participants; the violating one is a cross."""
+    text = render_mermaid(incident)
+    lines = text.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    messages = [ln for ln in lines if re.match(r"    A\d+(->>|-x)A\d+: ", ln)]
+    assert len(messages) == len(incident.steps) - 1
+    assert messages[-1].startswith("    A2-xA3: 6. decode_commit(r=r1)")
+
+
+# --------------------------------------------------------------------------- state graph
+
+
+def test_the_graph_has_as_many_states_as_the_explicit_engine_verifies():
+    """With door-retire the graph and the explicit engine agree on the reachable states."""
+    result = check("sglang_pd", fixes=["door-retire"])
+    sg = reachable_graph(model_for("sglang_pd", fixes=["door-retire"]))
+    assert result.verdict.word == "verified"
+    assert (sg.states, sg.transitions) == (result.coverage.states, result.coverage.transitions)
+    assert sg.trace is None and sg.path == []
+
+
+def test_the_graph_marks_the_same_shortest_counterexample_as_check():
+    """The marked path is the shortest counterexample that `ownership check` prints."""
+    model = model_for("sglang_pd", params={"requests": 1})
+    sg = reachable_graph(model)
+    expected = check("sglang_pd", params={"requests": 1}).trace
+    assert sg.trace is not None and expected is not None
+    assert [s.label() for s in sg.trace.steps] == [s.label() for s in expected.steps]
+    assert sg.trace.violation == expected.violation
+    marked = [(x, y) for x, y, d in sg.graph.edges(data=True) if d["path"]]
+    assert len(marked) == len(sg.path) - 1 == 6
+    assert summary(sg)["violation"] == "stale-read"
+    dot = to_dot(sg)
+    assert dot.startswith('digraph "SGLangPD" {') and dot.count('color="#c62828", penwidth=2.5') == 6 + 7
+
+
+def test_a_graph_above_the_limit_is_refused_with_the_way_out():
+    """Past --max-nodes the graph is refused, naming the limit and how to shrink it."""
+    with pytest.raises(UsageError, match=r"more than 50 states.*--param requests=1.*--max-nodes"):
+        reachable_graph(model_for("sglang_pd"), max_nodes=50)
+
+
+def test_the_graph_command_writes_dot(tmp_path):
+    """`graph --dot F` writes a DOT file whose nodes are the reachable states."""
+    out = tmp_path / "g.dot"
+    stdout, _, code = _run(["ownership", "graph", "sglang_pd", "--param", "requests=1", "--dot", str(out)])
+    assert code == 0 and "21 states" in stdout
+    assert out.read_text(encoding="utf-8").count(" [label=\"s") == 21
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "missing.json"],
+    ["show", "incident.json", "--step", "-1"],
+    ["show", "incident.json", "--html", "no/such/dir/x.html"],
+    ["graph", "sglang_pd", "--param", "requests"],
+    ["graph", "sglang_pd", "--fix", "no-such-fix"],
+    ["graph", "sglang_pd", "--max-nodes", "0"],
+])
+def test_bad_input_is_one_error_line_and_exit_2(args, monkeypatch):
+    """Bad input never shows a traceback: one `error: ...` line and exit code 2."""
+    monkeypatch.chdir(GOLDEN)
+    stdout, stderr, code = _run(["ownership", *args])
+    assert code == 2
+    assert stderr.startswith("error: ") and "Traceback" not in stderr + stdout
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path):
+    """A file that is not JSON gives the line and column of the problem."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    _, stderr, code = _run(["ownership", "show", str(bad)])
+    assert code == 2 and "not JSON (line 1, column 2" in stderr
+
+
+def test_showing_a_trace_never_runs_the_spec_it_names(tmp_path):
+    """A trace naming a spec file does not make `show` import it (a trace is only data)."""
+    marker = tmp_path / "ran"
+    spec = tmp_path / "evil.py"
+    spec.write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    doc = json.loads((GOLDEN / "incident.json").read_text(encoding="utf-8"))
+    doc["#meta"]["ownership"]["spec"] = str(spec)
+    doc["#meta"]["source"] = str(spec)
+    trace_file = tmp_path / "t.json"
+    trace_file.write_text(json.dumps(doc), encoding="utf-8")
+    for extra in ([], ["--mermaid"], ["--html", str(tmp_path / "t.html")]):
+        assert _run(["ownership", "show", str(trace_file), *extra])[2] == 0
+    assert not marker.exists()
+
+
+def test_control_characters_in_a_trace_never_reach_the_terminal(incident):
+    """An escape sequence hidden in a trace is shown as \\x1b, in plain and in colour output."""
+    incident.steps[1].args["r"] = "r1\x1b]0;owned\x07"
+    for colour in (False, True):
+        text = ANSI.sub("", render_show(incident, color=colour))
+        assert "\x1b]" not in text and "\x07" not in text
+        assert "r1\\x1b]0;owned\\x07" in text
+
+
+def test_the_committed_screenshot_of_the_page_is_small():
+    """docs/viewer.png exists and stays under 150 KB (it is regenerated, not hand-edited)."""
+    png = Path(__file__).resolve().parents[1] / "docs" / "viewer.png"
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 150_000
+
+
+def _shared_pool_trace() -> Trace:
+    """A prefix cache: a shared, keyed pool whose pages several requests hold at once."""
+    def state(holders: list[set[str]], content: list[str], inflight: list[str]) -> dict:
+        return {"stage": {"r1": "x", "r2": "y"}, "cache.holders": [frozenset(h) for h in holders],
+                "cache.content": content, "cache.inflight": inflight, "cache.outbound": ["none"] * 3}
+    steps = [
+        Step(None, {}, state([set(), set(), set()], ["k0", "k0", "k0"], ["none"] * 3)),
+        Step("fill", {"r": "r1"}, state([{"r1"}, set(), set()], ["k1", "k0", "k0"], ["none"] * 3), "prefill"),
+        Step("hit", {"r": "r2"}, state([{"r1", "r2"}, {"r2"}, set()], ["k1", "none", "k0"], ["none", "r2", "none"]), "decode"),
+        Step("evict", {"r": "r1"}, state([{"r2"}, {"r2"}, set()], ["k1", "none", "k0"], ["none", "r2", "none"]), "decode"),
+    ]
+    return Trace(steps=steps, spec_class="PrefixCache", engine="explicit")
+
+
+def test_a_shared_keyed_pool_shows_its_holders_and_leaves_keys_unjudged():
+    """Holders of a shared page are joined by +, a key is not taken for a request's KV."""
+    trace = _shared_pool_trace()
+    assert pools_of(trace) == ["cache"]
+    cells = page_grid(trace, 2, "cache").cells
+    assert [c.owner for c in cells] == ["r1+r2", "r2", "free"]
+    assert cells[0].marks == ("mine",)                        # r2 holds it; k1 is a key, not judged
+    assert cells[1].marks == ("mine", "unwritten", "inflight")
+    assert effects(trace, 2) == ["r2 shares cache page 0", "r2 takes cache page 1",
+                                 "cache page 1 cleared", "r2's KV in flight into cache page 1"]
+    assert effects(trace, 3) == ["r1 releases cache page 0 (still held)"]
+    text = render_show(trace)
+    assert "r1+r2" in text and "cache pages (request in view: r2)" in text
+    assert view_model(trace)["steps"][2]["pools"][0]["cells"][0]["owner"] == "r1+r2"
+    assert render_mermaid(trace).count("->>") == 3
+
+
+def test_a_large_pool_shows_only_the_pages_worth_reading(incident):
+    """In a pool of thousands of pages, free pages unchanged at the step are counted, not drawn."""
+    for step in incident.steps:
+        for kind in ("owner", "content", "inflight", "outbound"):
+            column = step.state[f"decode.{kind}"]
+            step.state[f"decode.{kind}"] = column + [column[-1]] * (4096 - len(column))
+        step.state["decode.free_list"] = step.state["decode.free_list"] + list(range(4, 4096))
+    grid = page_grid(incident, 6, "decode", compact=True)
+    assert [c.page for c in grid.cells] == [0, 1, 2] and grid.hidden == 4093
+    assert len(page_grid(incident, 6, "decode").cells) == 4096
+    text = render_show(incident, step=6)
+    assert "... and 4,093 more pages, free and unchanged at this step" in text
+    assert "free list [3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 ...] (4,093 pages)" in text
+    assert max(len(line) for line in render_show(incident).splitlines()) < 600
