@@ -7,6 +7,7 @@ check` runs and what a team's own tests (and ownership.testing, later) call.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from .lang.model import Model
 from .result import CheckResult
 from .trace import ReplayResult, Trace, replay
 
-ENGINES = ("explicit",)
+ENGINES = ("explicit", "bmc")
 
 
 def spec_ref(ref: str) -> str:
@@ -69,20 +70,33 @@ def check(
     max_depth: int | None = None,
     max_seconds: float | None = None,
     reporter: Any = None,
+    symbolic: Sequence[str] = (),
 ) -> CheckResult:
-    """Check a spec (a path or shipped name) and return the verdict, coverage and trace."""
+    """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
+
+    `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
+    if symbolic and engine != "bmc":
+        raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
-    from .engines import explicit
+    if engine == "bmc":
+        from .engines import bmc
 
-    result = explicit.check(model, max_states=max_states, max_depth=max_depth,
-                            max_seconds=max_seconds, reporter=reporter)
-    result.model = model  # type: ignore[attr-defined]
+        result: CheckResult = bmc.run(model, max_states=max_states, max_depth=max_depth,
+                                      max_seconds=max_seconds, reporter=reporter, symbolic=symbolic)
+        result.model = getattr(result, "witness_model", None) or model  # type: ignore[attr-defined]
+    else:
+        from .engines import explicit
+
+        result = explicit.check(model, max_states=max_states, max_depth=max_depth,
+                                max_seconds=max_seconds, reporter=reporter)
+        result.model = model  # type: ignore[attr-defined]
     limits = ""
     for flag, value in (("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds)):
         if value is not None:
             limits += f" {flag} {value}"
+    limits += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)  # type: ignore[attr-defined]
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)

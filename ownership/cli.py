@@ -70,8 +70,11 @@ class _Progress:
         if not self.tty and now - self.last < 10.0:
             return
         self.last = now
-        rate = p.states / p.seconds if p.seconds else 0.0
-        line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s, {p.seconds:.0f} s"
+        if hasattr(p, "describe"):  # engines without a state count (bmc) describe themselves
+            line = f"  {p.describe()}"
+        else:
+            rate = p.states / p.seconds if p.seconds else 0.0
+            line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s, {p.seconds:.0f} s"
         click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
         self.printed = True
 
@@ -92,12 +95,13 @@ class _Progress:
 @click.option("--strict", is_flag=True, help="Exit 3 for a bounded pass or an unreached sometimes property.")
 @click.option("--full", is_flag=True, help="Show whole states in the trace, not only what changed.")
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
-@click.option("--max-depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded).")
+@click.option("--max-depth", "--depth", "max_depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded). bmc: the unrolling bound (default 20).")
+@click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
 def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
-          max_seconds: float | None) -> None:
+          symbolic: tuple[str, ...], max_seconds: float | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
 
     A violation comes with a shortest counterexample; a pass says what was covered."""
@@ -107,7 +111,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     try:
         result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                           reporter=progress)
+                           reporter=progress, symbolic=symbolic)
     finally:
         progress.close()
     if out and result.trace is not None:
@@ -137,11 +141,17 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
             "reproduce": result.reproduce,  # type: ignore[attr-defined]
             "exit_code": code,
         }
+        parameters = getattr(result, "parameters", None)
+        if parameters is not None:
+            doc["parameters"] = parameters.to_json()
         if result.trace is not None:
             doc["steps"] = [s.label() for s in result.trace.steps[1:]]
         click.echo(json.dumps(doc, indent=1))
     else:
         click.echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
+        parameters = getattr(result, "parameters", None)
+        if parameters is not None:
+            click.echo(parameters.describe())
     sys.exit(code)
 
 
@@ -200,8 +210,10 @@ def list_(spec: str | None, params: tuple[str, ...]) -> None:
 
 
 def _register_optional_commands() -> None:
+    from .cli_prove import prove
     from .cli_show import graph, show
 
+    cli.add_command(prove)
     cli.add_command(show)
     cli.add_command(graph)
     try:

@@ -56,12 +56,30 @@ class Coverage:
     seconds: float = 0.0
     #: when incomplete: every execution of at most this many steps was checked
     bound_depth: int | None = None
+    #: random testing (the fuzz engine): how many runs were executed; None for the others
+    runs: int | None = None
+    #: random testing: actions that no run fired, and those of them that were never enabled
+    never_fired: tuple[str, ...] = ()
+    never_enabled: tuple[str, ...] = ()
+    #: random testing: the seed that reproduces the runs (None: derandomised, or not random)
+    seed: int | None = None
+    #: symmetry reduction (the batch engine): how many states the `states` representatives
+    #: stand for, i.e. the count without reduction; None when no reduction was applied
+    states_before_symmetry: int | None = None
+    #: exhaustive search (the batch engine): bits of a packed state, and the peak resident
+    #: memory of the search in bytes; None when not measured
+    bits_per_state: int | None = None
+    peak_memory: int | None = None
 
     def describe(self) -> str:
         """What was covered, in words, never more than that."""
+        if self.runs is not None:
+            return self._describe_runs()
+        before = ("" if self.states_before_symmetry is None
+                  else f" ({self.states_before_symmetry:,} before symmetry)")
         if self.complete:
-            return f"all {self.states:,} reachable states ({self.transitions:,} transitions, depth {self.depth})"
-        counts = f"{self.states:,} states, {self.transitions:,} transitions"
+            return f"all {self.states:,} reachable states{before} ({self.transitions:,} transitions, depth {self.depth})"
+        counts = f"{self.states:,} states{before}, {self.transitions:,} transitions"
         if self.stopped_by == "violation":
             return f"{counts} before the violation"
         within = "" if self.bound_depth is None else f"; every execution of at most {self.bound_depth} steps checked"
@@ -76,7 +94,36 @@ class Coverage:
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
             "bound_depth": self.bound_depth,
-        }
+        } | self._runs_json() | self._search_json()
+
+    def _describe_runs(self) -> str:
+        """Random testing in words: runs, steps, and the actions that never fired."""
+        text = (f"{self.runs:,} run{'' if self.runs == 1 else 's'}, {self.transitions:,} steps (longest run {self.depth}),"
+                f" {self.states:,} distinct states")
+        enabled_only = [a for a in self.never_fired if a not in self.never_enabled]
+        if self.never_enabled:
+            text += f"; never enabled: {', '.join(self.never_enabled)}"
+        if enabled_only:
+            text += f"; enabled but never fired: {', '.join(enabled_only)}"
+        if self.stopped_by == "violation":
+            return f"{text}, before the violation"
+        stop = "" if self.stopped_by in (None, "max-runs") else f"; stopped by {self.stopped_by}"
+        return f"{text}{stop} (random runs: not every reachable state was explored)"
+
+    def _search_json(self) -> dict[str, Any]:
+        """The batch engine's extra figures, only when it measured them (not the peak memory:
+        like a duration it differs from run to run, and JSON output stays comparable)."""
+        out: dict[str, Any] = {}
+        for key in ("states_before_symmetry", "bits_per_state"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+    def _runs_json(self) -> dict[str, Any]:
+        if self.runs is None:
+            return {}
+        return {"runs": self.runs, "never_fired": list(self.never_fired),
+                "never_enabled": list(self.never_enabled), "seed": self.seed}
 
 
 @dataclass

@@ -7,6 +7,7 @@ from .declare import (
     fix,
     ints,
     invariant,
+    lemma,
     param,
     per_page,
     per_request,
@@ -19,6 +20,6 @@ from .values import If, Max, Min, all_of, any_of, count, first, has, nth, page, 
 
 __all__ = [
     "If", "Max", "Min", "Request", "Spec", "action", "all_of", "array", "any_of", "count", "first", "fix",
-    "has", "ints", "invariant", "nth", "page", "param", "per_page", "per_request", "pool",
+    "has", "ints", "invariant", "lemma", "nth", "page", "param", "per_page", "per_request", "pool",
     "select", "sometimes", "state", "without",
 ]

@@ -84,7 +84,12 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                  trace_path: str | None = None) -> str:
     """The whole report of `ownership check`: verdict, coverage, trace, reproduce command."""
     model = result.model  # type: ignore[attr-defined]
-    setting = _setting(model.env, model.spec.fixes)
+    env = dict(model.env)
+    for sym in getattr(result, "symbolic", None) or []:
+        name = getattr(sym, "name", None)
+        if name in env and not getattr(result, "witness", None):
+            env[name] = f"{sym.lo}..{sym.hi} (symbolic)"  # type: ignore[assignment]
+    setting = _setting(env, model.spec.fixes)
     if model.spec.release:
         setting += f" (version {model.spec.release})"
     cov = result.coverage
@@ -101,7 +106,8 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append(f"Shortest counterexample ({len(result.trace.steps) - 1} steps):")
         lines.append(render_trace(result.trace, full=full))
         lines.append("")
-        lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s (breadth first, so no shorter counterexample exists).")
+        order = "depth by depth" if result.engine == "bmc" else "breadth first"
+        lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
     elif v is Verdict.VERIFIED:
         lines.append(f"verified: no violation in {cov.describe()}, in {cov.seconds:.2f} s")
     elif v is Verdict.BOUNDED:

@@ -1,0 +1,225 @@
+"""`ownership prove`: prove a spec's properties for every depth by k-induction (issue 3).
+
+A click command registered by ownership.cli (`cli.add_command(prove)`). Like every command it
+only parses options, calls the library (ownership.engines.bmc.run_proof) and prints; exit
+codes come from the one table in ownership.result: verified 0, violated in the base case 1,
+induction failure or inconclusive 3, bad input 2 (an OwnershipError, turned into exit code 2
+by the command group). Importing this module does not import z3.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .engines.bmc import DEFAULT_K
+from .result import EXIT_CODES, Verdict
+
+_EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+@click.command(epilog=_EXIT_TABLE)
+@click.argument("spec")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
+@click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
+@click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not prove this property (repeatable).")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None,
+              help=f"Try k-induction with k = 1, 2, ... up to this many steps.  [default: {DEFAULT_K}]")
+@click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]",
+              help="Leave an integer parameter unknown within a range (repeatable); without a range: its minimum..1024.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
+          k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: float | None) -> None:
+    """Prove SPEC's kernel properties, invariants and lemmas for every depth (k-induction, z3).
+
+    Verified means no reachable state violates them at any depth. A failing base case is a
+    real counterexample (exit 1). A failing induction step is shown as a counterexample to
+    induction, whose first state may be unreachable (exit 3)."""
+    from . import api
+    from .cli import _params
+    from .engines import bmc
+
+    model = api.model_for(spec, params=_params(params), fixes=fixes, version=version, skip=skip)
+    progress = _Progress()
+    try:
+        result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=max_seconds,
+                               symbolic=symbolic, reporter=progress)
+    finally:
+        progress.close()
+    reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=max_seconds)
+    if result.trace is not None:
+        result.trace.spec = api.spec_ref(spec)
+        result.trace.version = version
+        result.trace.reproduce = reproduce
+    code = result.verdict.exit_code
+    if as_json:
+        click.echo(json.dumps(_json(result, spec, model, reproduce, code), indent=1))
+    else:
+        click.echo(render_proof(result, spec_label=spec, model=model, reproduce=reproduce))
+    sys.exit(code)
+
+
+class _Progress:
+    """Shows on stderr which depth a proof has reached, once it has lasted a second."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.printed = False
+        self.last = 0.0
+
+    def __call__(self, p: Any) -> None:
+        now = time.monotonic()
+        if p.seconds < 1.0 or (not self.tty and now - self.last < 10.0):
+            return
+        self.last = now
+        line = p.describe()
+        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+        self.printed = True
+
+    def close(self) -> None:
+        if self.printed and self.tty:
+            click.echo("", err=True)
+
+
+def _display_ref(spec: str) -> str:
+    from . import api
+
+    return spec if Path(spec.split(":")[0]).is_file() else api.spec_ref(spec)
+
+
+def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...], max_seconds: float | None) -> str:
+    """The command that re-runs this proof: spec, fixes, non-default parameters, options."""
+    defaults = {n: p.default for n, p in model.spec_cls._params.items()}
+    sym_names = {t.partition("=")[0].strip() for t in symbolic}
+    parts = ["ownership", "prove", _display_ref(spec)]
+    release = model.spec.release
+    implied = set(model.spec_cls.releases.get(release, [])) if release else set()
+    if release:
+        parts += ["--version", release]
+    for fx in model.spec.fixes:
+        if fx not in implied:
+            parts += ["--fix", fx]
+    for name, value in model.env.items():
+        if defaults.get(name) != value and name not in sym_names:
+            parts += ["--param", f"{name}={value}"]
+    for name in sorted(model.skip):
+        parts += ["--skip", name]
+    if k is not None:
+        parts += ["--k", str(k)]
+    for text in symbolic:
+        parts += ["--symbolic", text]
+    if max_seconds is not None:
+        parts += ["--max-seconds", str(max_seconds)]
+    return shlex.join(parts)
+
+
+def _setting(model: Any, result: Any) -> str:
+    sym = {p.name: p for p in result.symbolic}
+    shown = " ".join(f"{n}={sym[n].lo}..{sym[n].hi} (symbolic)" if n in sym else f"{n}={v}" for n, v in model.env.items())
+    fixes = ", ".join(model.spec.fixes) or "none"
+    return f"parameters {shown}; fixes {fixes}"
+
+
+def _properties(model: Any) -> str:
+    props = model.checked()
+    lemmas = [p.name for p in model.spec_cls._properties.values() if p.kind == "lemma"]
+    text = ", ".join(props)
+    if lemmas:
+        text += f"; lemmas: {', '.join(lemmas)}"
+    return text
+
+
+def _relabel_first(text: str) -> str:
+    """A counterexample to induction starts anywhere: say so where a trace says `initial state`."""
+    lines = text.split("\n")
+    if lines and lines[0].rstrip().endswith("initial state"):
+        lines[0] = lines[0].replace("initial state", "arbitrary state (possibly unreachable)")
+    return "\n".join(lines)
+
+
+def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) -> str:
+    """The report of `ownership prove`: verdict, what it covers, trace or counterexample to induction."""
+    from .render.text import render_trace
+
+    cov = result.coverage
+    lines = [f"spec {model.spec_cls.__name__} ({spec_label}); {_setting(model, result)}; engine k-induction (z3)"]
+    v = result.verdict
+    if v is Verdict.VERIFIED:
+        if result.k is not None:
+            lines.append(f"verified: proved by k-induction with k = {result.k}: no reachable state violates a property, at any depth ({cov.seconds:.2f} s)")
+        else:
+            lines.append(f"verified: no violation at any depth: no execution is longer than {cov.depth} steps, and every one was checked ({cov.seconds:.2f} s)")
+        if result.symbolic:
+            lines.append(f"  for every value of {', '.join(p.show() for p in result.symbolic)}")
+    elif v is Verdict.VIOLATED:
+        viol = result.violation
+        at = ", ".join(f"{k}={x}" for k, x in result.witness.items())
+        lines.append("")
+        lines.append(f"violated: {viol.property}" + (f" (at {at})" if at else "") + ": a real counterexample, from the initial state")
+        lines.append(f"  {viol.message}")
+        if viol.also:
+            lines.append(f"  (also violated at this step: {', '.join(viol.also)})")
+        lines.append("")
+        lines.append(f"Shortest counterexample ({len(result.trace.steps) - 1} steps):")
+        lines.append(render_trace(result.trace))
+    elif result.cti is not None and cov.stopped_by == "induction-failed":
+        cti = result.cti
+        bound = cov.bound_depth or 0
+        lines.append(f"inconclusive: induction failed for every k up to {cov.k}; no violation within {bound} steps"
+                     f" of the initial state; longer executions are not covered ({cov.seconds:.2f} s)")
+        lines.append("")
+        at = ", ".join(f"{k}={x}" for k, x in cti.params.items())
+        lines.append(f"Counterexample to induction with k = {cti.k}" + (f" (at {at})" if at else "")
+                     + ", POSSIBLY UNREACHABLE: its first state was not reached from the initial state.")
+        lines.append(f"  {cti.property}: {cti.message}")
+        lines.append(_relabel_first(render_trace(cti.trace, full=False)))
+        lines.append("")
+        lines.append(f"Hint: {cti.hint}")
+    else:
+        lines.append(f"inconclusive: {cov.describe()} ({cov.seconds:.2f} s)")
+        if result.cti is not None:
+            lines.append(f"  (the last counterexample to induction, k = {result.cti.k}, possibly unreachable: {result.cti.property}: {result.cti.message})")
+    lines.append(f"Properties: {_properties(model)}" + ("" if model.checks_leak else " (leak: not checked, the spec defines no finished())"))
+    for name, got in result.sometimes.items():
+        if got:
+            lines.append(f"Sometimes {name}: reached")
+        elif got is None:
+            lines.append(f"Sometimes {name}: not reached within the base case")
+        else:
+            lines.append(f"WARNING: sometimes {name} is never reached in any reachable state: the spec may be vacuous")
+    lines.append(f"Reproduce: {reproduce}")
+    return "\n".join(lines)
+
+
+def _json(result: Any, spec: str, model: Any, reproduce: str, code: int) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "spec": spec,
+        "spec_class": model.spec_cls.__name__,
+        "params": (result.witness_model or model).env,
+        "symbolic": {p.name: [p.lo, p.hi] for p in result.symbolic},
+        "fixes": list(model.spec.fixes),
+        "version": model.spec.release,
+        "engine": result.engine,
+        "verdict": result.verdict.word,
+        "k": result.k,
+        "coverage": result.coverage.to_json(),
+        "violation": result.violation.to_json() if result.violation else None,
+        "counterexample_to_induction": result.cti.to_json() if result.cti else None,
+        "sometimes": result.sometimes,
+        "reproduce": reproduce,
+        "exit_code": code,
+    }
+    if result.trace is not None:
+        doc["steps"] = [s.label() for s in result.trace.steps[1:]]
+    return doc
+
+
+__all__ = ["prove", "render_proof"]

@@ -1,0 +1,813 @@
+"""The symbolic engine: bounded model checking and k-induction with z3, over the traced spec.
+
+`check` unrolls the transition relation one step at a time in one incremental z3 solver: the
+first depth at which a violation is satisfiable gives a shortest counterexample, returned as
+the same Trace as the explicit engine's (its states come from the z3 model, its last step and
+its flags from re-running the concrete interpreter, which must agree). No violation within the
+bound is `bounded` ("no violation within K steps"); an unrolling that becomes unsatisfiable
+(no execution is that long) is `verified`; a solver `unknown`, a timeout or Ctrl-C is
+`inconclusive`, never a pass.
+
+`prove` adds k-induction: from ANY in-domain state, k steps that keep every property (and the
+spec's `@lemma`s) cannot reach a state that breaks one. Success is `verified` for every
+depth; failure shows the counterexample to induction, labelled as possibly unreachable.
+
+Symbolic parameters (`SymbolicParam`) are left unknown within a range; a violation names the
+value that breaks the spec, and with `sweep` the engine lists every value that does within
+the bound (ParameterAnswer). The formulas come from ownership.interpret.smt, which reads the
+symbolic tracer's graphs: no action is written a second time.
+
+z3 is imported lazily (ownership.interpret.smt): importing this module does not load it, so
+`ownership check` with the explicit engine never pays for it. This module never prints;
+progress goes to a reporter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SpecError
+from ..interpret.concrete import Concrete, ConcreteState, Flag, _v
+from ..kernel import PROPERTIES
+from ..lang.model import Binding, Model
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import Trace, build_trace
+
+if TYPE_CHECKING:
+    from ..interpret.smt import Encoding, SymbolicParam
+
+#: The default number of induction steps `prove` tries (1, 2, ... up to this).
+DEFAULT_K = 20
+
+#: The default bound of `ownership check --engine bmc` without --max-depth, in steps.
+DEFAULT_DEPTH = 20
+
+#: With `sweep`, stop listing violating parameter values after this many.
+SWEEP_LIMIT = 64
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class SymbolicProgress:
+    """A snapshot of a running symbolic search, for a reporter."""
+
+    phase: str      # "bmc", "base case", "induction step"
+    depth: int      # the depth (or k) just finished
+    seconds: float
+    queries: int    # solver calls so far
+
+    def describe(self) -> str:
+        return f"  {self.phase}: depth {self.depth} done, {self.queries} solver queries, {self.seconds:.0f} s"
+
+
+Reporter = Callable[[SymbolicProgress], None]
+
+
+@dataclass(frozen=True)
+class SymbolicCoverage(Coverage):
+    """What a symbolic run covered: executions up to a depth, or every depth by induction.
+
+    `states` and `transitions` stay 0: a symbolic engine does not enumerate states."""
+
+    method: str = "bmc"            # "bmc" | "k-induction"
+    k: int | None = None           # the k that proved the properties
+    queries: int = 0
+
+    def describe(self) -> str:
+        if self.complete and self.method == "k-induction":
+            return f"every reachable state at every depth (proved by k-induction with k = {self.k})"
+        if self.complete:
+            return (f"every execution: none is longer than {self.depth} steps, and every execution of at"
+                    f" most {self.depth} steps was checked symbolically")
+        if self.stopped_by == "violation":
+            return f"every execution of fewer than {self.depth} steps, symbolically, before the violation at step {self.depth}"
+        bound = self.bound_depth or 0
+        if self.stopped_by == "induction-failed":
+            return (f"every execution of at most {bound} steps (no violation within {bound} steps);"
+                    f" induction failed for every k up to {self.k}, so longer executions are not covered")
+        if self.stopped_by == "max-depth":
+            return f"every execution of at most {bound} steps, symbolically: no violation within {bound} steps; longer executions were not checked"
+        return f"every execution of at most {bound} steps, symbolically (stopped by {self.stopped_by}; longer executions were not checked)"
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        out.update({"method": self.method, "k": self.k, "queries": self.queries})
+        return out
+
+
+@dataclass
+class ParameterOutcome:
+    """One assignment of the symbolic parameters that violates, and its shortest counterexample."""
+
+    values: dict[str, int]
+    depth: int
+    property: str
+
+
+@dataclass
+class ParameterAnswer:
+    """Which values of the symbolic parameters break the spec, and what holds for the rest."""
+
+    params: list[SymbolicParam]
+    violating: list[ParameterOutcome]
+    rest: str              # what holds for every other value: "no violation within K steps", ...
+    capped: bool = False   # the listing stopped at SWEEP_LIMIT values
+
+    def safe_values(self) -> list[tuple[int, int]] | None:
+        """For one parameter: the ranges of values not found violating."""
+        if len(self.params) != 1:
+            return None
+        p = self.params[0]
+        bad = {o.values[p.name] for o in self.violating}
+        return _ranges([v for v in range(p.lo, p.hi + 1) if v not in bad]) if p.hi - p.lo < 1 << 16 else None
+
+    def describe(self) -> str:
+        """The answer in words, e.g. `prefill_pool in 1..2: stale-read in 6 steps; 3..8: no ...`."""
+        lines = []
+        if len(self.params) == 1:
+            name = self.params[0].name
+            by_result: dict[tuple[int, str], list[int]] = {}
+            for o in self.violating:
+                by_result.setdefault((o.depth, o.property), []).append(o.values[name])
+            for (depth, prop), values in sorted(by_result.items()):
+                lines.append(f"{name} in {_show_ranges(_ranges(sorted(values)))}: {prop} (shortest counterexample: {depth} steps)")
+            safe = self.safe_values()
+            if safe is None or safe:
+                where = _show_ranges(safe) if safe else "every other value"
+                lines.append(f"{name} in {where}: {self.rest}")
+        else:
+            for o in self.violating:
+                vals = ", ".join(f"{k}={v}" for k, v in o.values.items())
+                lines.append(f"{vals}: {o.property} (shortest counterexample: {o.depth} steps)")
+            lines.append(f"every other combination in {', '.join(p.show() for p in self.params)}: {self.rest}")
+        if self.capped:
+            lines.append(f"(listing stopped after {SWEEP_LIMIT} violating values; more may violate)")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "params": {p.name: [p.lo, p.hi] for p in self.params},
+            "violating": [{"values": o.values, "depth": o.depth, "property": o.property} for o in self.violating],
+            "rest": self.rest,
+            "capped": self.capped,
+        }
+
+
+def _ranges(values: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for v in values:
+        if out and out[-1][1] == v - 1:
+            out[-1] = (out[-1][0], v)
+        else:
+            out.append((v, v))
+    return out
+
+
+def _show_ranges(ranges: list[tuple[int, int]]) -> str:
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in ranges)
+
+
+@dataclass
+class InductionFailure:
+    """A counterexample to induction: k steps that keep every property from a state that may be
+    unreachable, into a state that breaks one. Not a bug by itself (docs/engines.md)."""
+
+    k: int
+    states: list[tuple[int, ...]]   # k + 1 states (k + 2 when the failure is a step's flag)
+    bindings: list[Binding]
+    property: str
+    message: str
+    params: dict[str, int]
+    trace: Trace                    # the same run as a Trace; its first state is NOT the initial state
+    hint: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "property": self.property,
+            "message": self.message,
+            "params": self.params,
+            "possibly_unreachable": True,
+            "steps": [{"action": s.action, "args": s.args, "state": _jsonable(s.state)} for s in self.trace.steps],
+            "hint": self.hint,
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, frozenset | set):
+        return sorted(v)
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+@dataclass
+class SymbolicResult(CheckResult):
+    """A CheckResult of the symbolic engine, with what only it can say."""
+
+    symbolic: list[SymbolicParam] = field(default_factory=list)
+    witness: dict[str, int] = field(default_factory=dict)   # the symbolic parameters' values in the trace
+    witness_model: Model | None = None                      # the model at those values (the trace's)
+    parameters: ParameterAnswer | None = None
+    k: int | None = None                                    # prove: the k that proved it
+    cti: InductionFailure | None = None                     # prove: why induction failed
+
+
+# --------------------------------------------------------------------------- the solver
+
+
+class _Stop(Exception):
+    """A query came back unknown, time ran out or the user pressed Ctrl-C: inconclusive."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Solver:
+    """One incremental z3 solver with a deadline; `unknown` raises _Stop, never passes."""
+
+    def __init__(self, deadline: float | None, counter: list[int]) -> None:
+        import z3
+
+        self.z3 = z3
+        self.solver = z3.SolverFor("QF_BV")
+        self.deadline = deadline
+        self.counter = counter
+        self.model: Any = None
+
+    def add(self, *constraints: Any) -> None:
+        self.solver.add(*constraints)
+
+    def sat(self, *extra: Any) -> bool:
+        """Whether the assertions (and `extra`, for this query only) are satisfiable."""
+        z3 = self.z3
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise _Stop("max-seconds")
+            self.solver.set("timeout", max(1, int(left * 1000)))
+        self.counter[0] += 1
+        if extra:
+            self.solver.push()
+            self.solver.add(*extra)
+        try:
+            r = self.solver.check()
+            if r == z3.sat:
+                self.model = self.solver.model()
+        finally:
+            if extra:
+                self.solver.pop()
+        if r == z3.sat:
+            return True
+        if r == z3.unsat:
+            return False
+        reason = self.solver.reason_unknown()
+        if self.deadline is not None and time.monotonic() >= self.deadline - 0.01:
+            raise _Stop("max-seconds")
+        if reason in ("interrupted from keyboard", "canceled"):
+            raise _Stop("interrupt")
+        raise _Stop(f"solver unknown ({reason})")
+
+
+# --------------------------------------------------------------------------- unrolling
+
+
+def _priority(enc: Encoding, *, lemmas: bool) -> list[tuple[str, bool]]:
+    """Properties in the order a report names them: (name, is a step property)."""
+    from ..interpret.smt import SPEC_ERROR
+
+    step_props = set(enc.step_props())
+    out: list[tuple[str, bool]] = [(SPEC_ERROR, True)]
+    for p in PROPERTIES:
+        if p in step_props:
+            out.append((p, True))
+        elif p == "leak":
+            out.append((p, False))
+    out += [(p, True) for p in step_props if p not in PROPERTIES]
+    out += [(name, False) for name, _ in enc.invariants]
+    if lemmas:
+        out += [(name, False) for name, _ in enc.lemmas]
+    return out
+
+
+class _Unrolling:
+    """Executions from the initial state, settled one depth at a time (the BMC base case).
+
+    After `next()` settles depth k, every execution of at most k steps is free of violations
+    and the solver holds s_0..s_k with the transitions between them."""
+
+    def __init__(self, enc: Encoding, solver: _Solver, *, lemmas: bool) -> None:
+        self.enc = enc
+        self.solver = solver
+        self.lemmas = lemmas
+        self.states: list[list[Any]] = [enc.fresh_state("0")]
+        self.acts: list[Any] = []
+        self.settled = -1           # every execution of at most this many steps is clean
+        self.stepped = 0            # the transition into this depth is asserted
+        self.exhausted = False      # no execution of `settled + 1` steps exists
+        self.state_bad = enc.state_bad(lemmas=lemmas)
+        self.step_bad = enc.step_bad()
+        solver.add(enc.equals(self.states[0], enc.model.initial), enc.param_ranges())
+
+    def _vars(self, k: int) -> None:
+        while len(self.states) <= k:
+            j = len(self.states)
+            self.acts.append(self.enc.fresh_act(str(j - 1)))
+            self.states.append(self.enc.fresh_state(str(j)))
+
+    def _refine(self, props: list[str], query: Any) -> str | None:
+        """The first property (in report order) that can be violated: its model stays in the solver.
+
+        The violation itself is already established (its model is in the solver): if time runs
+        out while choosing which property to show, the report keeps that first model."""
+        try:
+            for prop in props:
+                if self.solver.sat(query(prop)):
+                    return prop
+        except _Stop:
+            return None
+        return None
+
+    def next(self) -> tuple[str, int, str | None]:
+        """Check the next depth k: ("violation", k, property) with its model in `solver.model`,
+        ("clear", k, None), or ("exhausted", k, None) when no execution has k steps.
+
+        The step into k is checked first (the kernel's flags and spec errors of every binding
+        enabled in s_{k-1}), then the state s_k (invariants, leak, lemmas): two queries, which
+        z3 answers faster than their disjunction. A depth found violated stays unsettled, so a
+        caller may add constraints (block a parameter value) and ask again."""
+        import z3
+
+        enc = self.enc
+        k = self.settled + 1
+        self._vars(k)
+        order = _priority(enc, lemmas=self.lemmas)
+        state_props = [p for p, is_step in order if not is_step]
+        post = self.states[k]
+        if k >= 1 and self.stepped < k:
+            pre, act = self.states[k - 1], self.acts[k - 1]
+            step_bad = enc.at(self.step_bad, pre, act)
+            if self.solver.sat(step_bad):
+                step_props = [p for p, is_step in order if is_step]
+                prop = self._refine(step_props, lambda p: enc.at(enc.step_bad([p]), pre, act))
+                return "violation", k, prop
+            self.solver.add(z3.Not(step_bad), enc.at(enc.trans, pre, act, post))
+            self.stepped = k
+        state_bad = enc.at(self.state_bad, post)
+        if self.solver.sat(state_bad):
+            prop = self._refine(state_props, lambda p: enc.at(enc.state_bad([p], lemmas=self.lemmas), post))
+            return "violation", k, prop
+        self.solver.add(z3.Not(state_bad))
+        if k >= 1 and not self.solver.sat():
+            self.settled = k - 1
+            self.exhausted = True
+            return "exhausted", k, None
+        self.settled = k
+        return "clear", k, None
+
+    def sometimes(self, pending: list[str]) -> list[str]:
+        """Which pending sometimes-properties hold in some state at the settled depth."""
+        enc = self.enc
+        state = self.states[self.settled]
+        got = []
+        for name in pending:
+            if self.solver.sat(enc.at(enc.holds(name), state)):
+                got.append(name)
+        return got
+
+
+# --------------------------------------------------------------------------- concrete checks
+
+
+def _model_at(model: Model, values: dict[str, int]) -> Model:
+    """The model at concrete values of its symbolic parameters (the layout is the same)."""
+    if not values or all(model.env.get(k) == v for k, v in values.items()):
+        return model
+    env = dict(model.env)
+    env.update(values)
+    spec = model.spec_cls(params=env, fixes=model.spec.fixes, release=model.spec.release)
+    return Model(spec, skip=model.skip)
+
+
+def _lemma_flags(model: Model, state: tuple[int, ...]) -> list[Flag]:
+    lemmas = [p for p in model.spec_cls._properties.values() if p.kind == "lemma"]
+    if not lemmas:
+        return []
+    view = ConcreteState(model)
+    view.reset(state)
+    return [Flag(p.name) for p in lemmas if not _v(p.fn(model.spec, view))]
+
+
+def _disagree(what: str) -> AssertionError:
+    return AssertionError(
+        f"the symbolic and the concrete interpreter disagree: {what}. This is a bug in ownership,"
+        " not in the spec; please report it with the spec and the command."
+    )
+
+
+def _run(model: Model, states: list[tuple[int, ...]], bindings: list[Binding]) -> None:
+    """Check that z3's path is the concrete interpreter's path, step by step, without flags."""
+    interp = Concrete(model)
+    for j, b in enumerate(bindings):
+        out = interp.step(states[j], b)
+        if out is None:
+            raise _disagree(f"step {j + 1}, {b.label()}, is disabled concretely")
+        if out.state != states[j + 1]:
+            raise _disagree(f"step {j + 1}, {b.label()}, leads to another state concretely")
+        if out.flags:
+            raise _disagree(f"step {j + 1}, {b.label()}, raises {out.flags[0].prop} concretely")
+
+
+def _extract(enc: Encoding, zmodel: Any, states_vars: list[list[Any]], acts_vars: list[Any],
+             k: int) -> tuple[Model, dict[str, int], list[tuple[int, ...]], list[Binding]]:
+    """The parameter values, the concrete model, and the first k+1 states and k bindings."""
+    values = enc.decode_params(zmodel)
+    model = _model_at(enc.model, values)
+    states = [enc.decode(zmodel, states_vars[j]) for j in range(k + 1)]
+    bindings = [model.bindings[enc.decode_act(zmodel, acts_vars[j])] for j in range(k)]
+    return model, values, states, bindings
+
+
+def _last_step(model: Model, states: list[tuple[int, ...]], binding: Binding, *,
+               lemmas: bool) -> tuple[tuple[int, ...], list[Flag]]:
+    """Re-run the last step concretely: its successor and the flags of the step or the state."""
+    interp = Concrete(model)
+    out = interp.step(states[-1], binding)
+    if out is None:
+        raise _disagree(f"the last step, {binding.label()}, is disabled concretely")
+    if out.flags:
+        return out.state, out.flags
+    flags = interp.state_flags(out.state) + (_lemma_flags(model, out.state) if lemmas else [])
+    return out.state, flags
+
+
+def _counterexample(enc: Encoding, run: _Unrolling, k: int, *, lemmas: bool,
+                    engine: str) -> tuple[Trace, Model, dict[str, int]]:
+    """The shortest counterexample found at depth k, as the same Trace the explicit engine builds."""
+    zmodel = run.solver.model
+    model, values, states, bindings = _extract(enc, zmodel, run.states, run.acts, max(k - 1, 0))
+    if k == 0:
+        states = states[:1]
+        flags = Concrete(model).state_flags(states[0]) + (_lemma_flags(model, states[0]) if lemmas else [])
+        if not flags:
+            raise _disagree("the initial state violates a property symbolically, not concretely")
+        return build_trace(model, states, [], flags, engine=engine), model, values
+    if states[0] != model.initial:
+        raise _disagree("the first state is not the initial state")
+    _run(model, states, bindings)
+    last = model.bindings[enc.decode_act(zmodel, run.acts[k - 1])]
+    path = [*bindings, last]
+    try:
+        nxt, flags = _last_step(model, states, last, lemmas=lemmas)
+    except SpecError as e:  # the concrete interpreter's own error, with the path that reaches it
+        shown = ", ".join(b.label() for b in path)
+        text = str(e)
+        prefix = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
+        text = text[len(prefix):] if text.startswith(prefix) else text
+        raise SpecError(f"{text} (found by the symbolic engine after {k} steps: {shown})",
+                        file=e.file, line=e.line) from None
+    if not flags:
+        raise _disagree(f"step {k}, {last.label()}, violates a property symbolically, not concretely")
+    return build_trace(model, [*states, nxt], path, flags, engine=engine), model, values
+
+
+# --------------------------------------------------------------------------- check
+
+
+def check(
+    model: Model,
+    *,
+    max_depth: int,
+    max_seconds: float | None = None,
+    reporter: Reporter | None = None,
+    symbolic: Sequence[SymbolicParam] = (),
+    sweep: bool = True,
+    sometimes: bool = True,
+) -> SymbolicResult:
+    """Bounded model checking of `model` up to `max_depth` steps; a shortest counterexample first.
+
+    `symbolic`: parameters left unknown within their ranges; with `sweep`, after the first
+    counterexample the search goes on to list every violating value (ParameterAnswer).
+    `sometimes`: also look for a state reaching each sometimes-property, depth by depth."""
+    from ..interpret.smt import encode
+
+    start = time.monotonic()
+    deadline = None if max_seconds is None else start + max_seconds
+    enc = encode(model, symbolic=symbolic)
+    counter = [0]
+    solver = _Solver(deadline, counter)
+    run = _Unrolling(enc, solver, lemmas=False)
+    pending = [name for name, _ in enc.sometimes] if sometimes else []
+    reached: dict[str, bool | None] = {name: None for name, _ in enc.sometimes}
+    first: tuple[Trace, Model, dict[str, int], int] | None = None
+    outcomes: list[ParameterOutcome] = []
+    stopped_by: str | None = None
+    capped = False
+    try:
+        while True:
+            kind, k, prop = run.next()
+            if kind == "violation":
+                trace, wmodel, values = _counterexample(enc, run, k, lemmas=False, engine="bmc")
+                if first is None:
+                    first = (trace, wmodel, values, k)
+                assert trace.violation is not None
+                outcomes.append(ParameterOutcome(values, k, trace.violation.property))
+                if not (symbolic and sweep):
+                    break
+                if len(outcomes) >= SWEEP_LIMIT:
+                    capped = True
+                    break
+                solver.add(enc.block_params(values))
+                continue
+            if kind == "exhausted":
+                break
+            if pending:
+                got = run.sometimes(pending)
+                for name in got:
+                    reached[name] = True
+                pending = [n for n in pending if n not in got]
+            if reporter is not None:
+                reporter(SymbolicProgress("bmc", k, time.monotonic() - start, counter[0]))
+            if k >= max_depth:
+                stopped_by = "max-depth"
+                break
+    except _Stop as stop:
+        stopped_by = stop.reason
+    except KeyboardInterrupt:
+        stopped_by = "interrupt"
+    elapsed = time.monotonic() - start
+    settled = max(run.settled, 0)
+
+    if run.exhausted and not capped:
+        rest = f"no violation at any depth (no execution is longer than {run.settled} steps)"
+        for name in reached:
+            reached[name] = bool(reached[name])
+    elif stopped_by == "max-depth":
+        rest = f"no violation within {max_depth} steps"
+    else:
+        rest = f"no violation within {settled} steps (stopped by {stopped_by})"
+    answer = ParameterAnswer(list(symbolic), outcomes, rest, capped) if symbolic else None
+
+    if first is not None:
+        trace, wmodel, values, k = first
+        cov = SymbolicCoverage(0, 0, k, complete=False, stopped_by="violation", seconds=elapsed,
+                               method="bmc", queries=counter[0])
+        sometimes_out = {n: (True if v else None) for n, v in reached.items()}
+        return SymbolicResult(Verdict.VIOLATED, cov, "bmc", trace=trace, sometimes=sometimes_out,
+                              symbolic=list(symbolic), witness=values, witness_model=wmodel, parameters=answer)
+    if run.exhausted:
+        cov = SymbolicCoverage(0, 0, run.settled, complete=True, seconds=elapsed, method="bmc", queries=counter[0])
+        return SymbolicResult(Verdict.VERIFIED, cov, "bmc", sometimes=dict(reached), symbolic=list(symbolic),
+                              parameters=answer)
+    verdict = Verdict.BOUNDED if stopped_by == "max-depth" else Verdict.INCONCLUSIVE
+    cov = SymbolicCoverage(0, 0, settled, complete=False, stopped_by=stopped_by, seconds=elapsed,
+                           bound_depth=settled if run.settled >= 0 else None, method="bmc", queries=counter[0])
+    return SymbolicResult(verdict, cov, "bmc", sometimes=dict(reached), symbolic=list(symbolic), parameters=answer)
+
+
+# --------------------------------------------------------------------------- prove
+
+
+_HINT = (
+    "The first state of this run may be unreachable from the initial state: induction with k = {k}"
+    " cannot rule it out, so this is not (yet) a bug. Either add a lemma (a @lemma method,"
+    " from ownership.lang.declare import lemma) that is false in that state and true in every"
+    " reachable one, or raise --k: with loop-free runs, k-induction succeeds once k exceeds the"
+    " longest loop-free execution."
+)
+
+
+class _Induction:
+    """The induction step, one k at a time: k steps from any in-domain state that keep every
+    property (and lemma), into a state that breaks one. States are pairwise distinct."""
+
+    def __init__(self, enc: Encoding, solver: _Solver) -> None:
+        import z3
+
+        self.enc = enc
+        self.solver = solver
+        self.bad = z3.Or(enc.any_step_bad(), enc.state_bad(lemmas=True))
+        self.states = [enc.fresh_state("t0")]
+        self.acts: list[Any] = []
+        solver.add(enc.domain(self.states[0]), enc.param_ranges())
+
+    def step(self) -> bool:
+        """Extend to k = len(states) and check; True when the induction step holds."""
+        import z3
+
+        enc = self.enc
+        k = len(self.states)
+        prev = self.states[-1]
+        self.solver.add(z3.Not(enc.at(self.bad, prev)))
+        act = enc.fresh_act(f"t{k - 1}")
+        nxt = enc.fresh_state(f"t{k}")
+        self.acts.append(act)
+        self.states.append(nxt)
+        self.solver.add(enc.domain(nxt), enc.at(enc.trans, prev, act, nxt))
+        for other in self.states[:-1]:
+            self.solver.add(z3.Or([a != b for a, b in zip(other, nxt)]))
+        return not self.solver.sat(enc.at(self.bad, nxt))
+
+    def failure(self, k: int) -> InductionFailure:
+        """The counterexample to induction in the solver's model, re-run concretely."""
+        from ..interpret.smt import SPEC_ERROR
+
+        enc = self.enc
+        model, values, states, bindings = _extract(enc, self.solver.model, self.states, self.acts, k)
+        _run(model, states, bindings)
+        last = states[-1]
+        interp = Concrete(model)
+        flags = interp.state_flags(last) + _lemma_flags(model, last)
+        prop = message = ""
+        run_states, run_bindings = list(states), list(bindings)
+        if not flags:
+            for b in model.bindings:  # the first binding that breaks a property from the last state
+                try:
+                    out = interp.step(last, b)
+                except SpecError as e:
+                    prop, message = SPEC_ERROR, str(e)
+                    run_bindings.append(b)
+                    break
+                if out is not None and out.flags:
+                    flags = out.flags
+                    run_states.append(out.state)
+                    run_bindings.append(b)
+                    break
+            else:
+                raise _disagree("the induction step fails symbolically, not concretely")
+        # with a spec error, the failing binding has no successor: the trace stops before it
+        trace = build_trace(model, run_states, run_bindings[: len(run_states) - 1], flags, engine="k-induction")
+        if trace.violation is not None:
+            prop, message = trace.violation.property, trace.violation.message
+        return InductionFailure(k, run_states, run_bindings, prop, message, values, trace, _HINT.format(k=k))
+
+
+def prove(
+    model: Model,
+    *,
+    k: int = DEFAULT_K,
+    max_seconds: float | None = None,
+    reporter: Reporter | None = None,
+    symbolic: Sequence[SymbolicParam] = (),
+) -> SymbolicResult:
+    """Prove the kernel properties, the spec's invariants and its lemmas for every depth by
+    k-induction, trying k = 1, 2, ... up to `k`.
+
+    Verified: proved (or no execution is longer than the base case reached). Violated: the base
+    case found a real counterexample (a Trace). Inconclusive: induction failed up to `k` (the
+    last counterexample to induction is attached, possibly unreachable), or the solver said
+    unknown, or time ran out."""
+    from ..interpret.smt import encode
+
+    if k < 1:
+        from ..errors import UsageError
+
+        raise UsageError(f"--k {k}: k-induction needs k >= 1")
+    start = time.monotonic()
+    deadline = None if max_seconds is None else start + max_seconds
+    enc = encode(model, symbolic=symbolic, lemmas=True)
+    counter = [0]
+    base = _Unrolling(enc, _Solver(deadline, counter), lemmas=True)
+    step = _Induction(enc, _Solver(deadline, counter))
+    pending = [name for name, _ in enc.sometimes]
+    reached: dict[str, bool | None] = {name: None for name in pending}
+    cti: InductionFailure | None = None
+    stopped_by: str | None = None
+
+    def result(verdict: Verdict, cov: SymbolicCoverage, **kw: Any) -> SymbolicResult:
+        return SymbolicResult(verdict, cov, "k-induction", sometimes=dict(reached), symbolic=list(symbolic), **kw)
+
+    try:
+        for i in range(k + 1):
+            kind, depth, _ = base.next()
+            if kind == "violation":
+                trace, wmodel, values = _counterexample(enc, base, depth, lemmas=True, engine="k-induction")
+                cov = SymbolicCoverage(0, 0, depth, complete=False, stopped_by="violation",
+                                       seconds=time.monotonic() - start, method="bmc", queries=counter[0])
+                return result(Verdict.VIOLATED, cov, trace=trace, witness=values, witness_model=wmodel)
+            if kind == "exhausted":
+                for name in reached:
+                    reached[name] = bool(reached[name])
+                cov = SymbolicCoverage(0, 0, base.settled, complete=True, seconds=time.monotonic() - start,
+                                       method="bmc", queries=counter[0])
+                return result(Verdict.VERIFIED, cov)
+            if pending:
+                got = base.sometimes(pending)
+                for name in got:
+                    reached[name] = True
+                pending = [n for n in pending if n not in got]
+            if reporter is not None:
+                reporter(SymbolicProgress("base case", depth, time.monotonic() - start, counter[0]))
+            if i == 0:
+                continue
+            if step.step():  # base case to depth i and the induction step with k = i
+                cov = SymbolicCoverage(0, 0, base.settled, complete=True, seconds=time.monotonic() - start,
+                                       method="k-induction", k=i, queries=counter[0])
+                return result(Verdict.VERIFIED, cov, k=i)
+            cti = step.failure(i)
+            if reporter is not None:
+                reporter(SymbolicProgress("induction step", i, time.monotonic() - start, counter[0]))
+        stopped_by = "induction-failed"
+    except _Stop as stop:
+        stopped_by = stop.reason
+    except KeyboardInterrupt:
+        stopped_by = "interrupt"
+    settled = max(base.settled, 0)
+    cov = SymbolicCoverage(0, 0, settled, complete=False, stopped_by=stopped_by, seconds=time.monotonic() - start,
+                           bound_depth=settled if base.settled >= 0 else None, method="k-induction",
+                           k=k if stopped_by == "induction-failed" else None, queries=counter[0])
+    return result(Verdict.INCONCLUSIVE, cov, cti=cti)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def run(
+    model: Model,
+    *,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    max_seconds: float | None = None,
+    reporter: Reporter | None = None,
+    symbolic: Sequence[str] = (),
+) -> SymbolicResult:
+    """`ownership check --engine bmc`: what ownership.api.check calls.
+
+    `symbolic` holds the CLI's `NAME[=LO..HI]` texts. Without `max_depth` the bound is
+    DEFAULT_DEPTH steps. `max_states` belongs to the explicit engine and is refused."""
+    from ..errors import UsageError
+    from ..interpret.smt import parse_symbolic
+
+    if max_states is not None:
+        raise UsageError("--max-states limits the explicit engine; bound the bmc engine with --max-depth (steps)")
+    params = parse_symbolic(symbolic, model.spec_cls, model.env)
+    return check(model, max_depth=DEFAULT_DEPTH if max_depth is None else max_depth,
+                 max_seconds=max_seconds, reporter=reporter, symbolic=params)
+
+
+def run_proof(
+    model: Model,
+    *,
+    k: int = DEFAULT_K,
+    max_seconds: float | None = None,
+    reporter: Reporter | None = None,
+    symbolic: Sequence[str] = (),
+) -> SymbolicResult:
+    """`ownership prove`: `prove` with the CLI's `NAME[=LO..HI]` texts for symbolic parameters."""
+    from ..interpret.smt import parse_symbolic
+
+    params = parse_symbolic(symbolic, model.spec_cls, model.env)
+    return prove(model, k=k, max_seconds=max_seconds, reporter=reporter, symbolic=params)
+
+
+def confirm_trace(trace: Trace, model: Model) -> str | None:
+    """Replay a trace under the symbolic interpreter: None when every step is a model of the
+    z3 transition relation and its last step or state satisfies the z3 condition of its
+    violation; otherwise what does not hold. The explicit engine's traces must pass."""
+    import z3
+
+    from ..interpret.smt import encode
+
+    enc = encode(model)
+    states = [model.parse(step.state) for step in trace.steps]
+    by_label = {(b.action.name, tuple(v for _, v in b.shown)): i for i, b in enumerate(model.bindings)}
+
+    def const(state: tuple[int, ...]) -> list[Any]:
+        return [z3.BoolVal(bool(v)) if enc.slot_of[i].is_bool else z3.BitVecVal(v, enc.W) for i, v in enumerate(state)]
+
+    def holds(e: Any) -> bool:
+        return z3.is_true(z3.simplify(e))
+
+    acts = []
+    for j, step in enumerate(trace.steps[1:], start=1):
+        b = by_label.get((step.action or "", tuple(step.args.values())))
+        if b is None:
+            return f"step {j}: {step.label()} is not an action of the spec"
+        act = z3.BitVecVal(b, enc.act_bits)
+        acts.append(act)
+        if not holds(enc.at(enc.trans, const(states[j - 1]), act, const(states[j]))):
+            return f"step {j}: {step.label()} does not lead to the recorded state under the symbolic step relation"
+    viol = trace.violation
+    if viol is None:
+        return None
+    last = const(states[-1])
+    if holds(enc.at(enc.state_bad([viol.property]), last)):
+        return None
+    if acts and holds(enc.at(enc.step_bad([viol.property]), const(states[-2]), acts[-1])):
+        return None
+    return f"the symbolic condition of {viol.property} does not hold at step {viol.step}"
+
+
+__all__ = [
+    "DEFAULT_DEPTH", "DEFAULT_K", "InductionFailure", "ParameterAnswer", "ParameterOutcome",
+    "SymbolicCoverage", "SymbolicProgress", "SymbolicResult", "check", "confirm_trace", "prove",
+    "run", "run_proof",
+]

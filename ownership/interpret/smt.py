@@ -1,0 +1,833 @@
+"""The SMT interpreter: the symbolic tracer's Term graphs read as z3 formulas.
+
+The symbolic interpreter (ownership.interpret.symbolic) traces every action binding once into
+expression graphs: the guard, the value of every assignment, the condition of every kernel
+flag, and the spec's state properties. This module gives those graphs a meaning in z3, so the
+bounded model checker and k-induction (ownership.engines.bmc) check the spec's own action
+functions and the kernel's own operations: nothing is written a second time for the solver
+(DESIGN.md section 2, docs/adr/0001-trace-to-our-own-terms.md).
+
+Encoding (docs/engines.md, "the symbolic encoding"):
+- Every integer value is a signed bit-vector of ONE width W, chosen per model by an interval
+  analysis of every term from the slot domains, the ranges of symbolic parameters and the
+  constants: W holds every value any term can take on an in-domain state (plus a margin bit
+  for floor division), so bit-vector arithmetic equals Python's unbounded integers and
+  nothing wraps silently. Conditions and boolean slots are z3 Bools.
+- Page sets are bitmasks, as in the concrete interpreter; `first`, `nth` and `popcount`
+  unroll over the bits the mask can have. Floor division and modulo follow Python.
+- What the concrete interpreter refuses at run time (an assignment leaving its slot's
+  domain, division by zero, a negative shift count) becomes the *error condition* of a
+  binding, so an engine reports it where the concrete interpreter would raise a SpecError.
+  An assignment is checked under the guards that precede it (`Traced.assigned`), as the
+  concrete interpreter checks it when it happens, before any later `require`.
+
+One Encoding holds templates over a generic pre-state `x`, a selector `act` (which binding
+fires) and a post-state `y`; engines instantiate them for step k by substitution (`at`).
+Translation is cached per Term object, so a graph shared by several roots is translated once.
+
+Symbolic parameters: `trace_parametric` traces a fresh copy of the model with a parameter
+attribute replaced by a Term variable (index >= model.width), after checking that the
+parameter sizes no pool, domain, initial value or action argument.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from ..errors import SpecError, UsageError
+from ..lang.model import Model, SlotInfo
+from ..lang.spec import Spec, did_you_mean
+from .symbolic import INT, SymbolicState, Term, Traced, TracedModel, trace_model
+
+#: The pseudo-property of a step that the concrete interpreter would refuse with a SpecError
+#: (a value outside its slot's domain, division by zero, a negative shift count).
+SPEC_ERROR = "spec-error"
+
+#: Refuse models whose values need wider bit-vectors than this (a shift by a huge amount).
+MAX_WIDTH = 1024
+
+#: A parameter range this large or smaller is checked value by value for layout changes.
+LAYOUT_CHECK_ALL = 256
+
+#: The range of a symbolic parameter given without one (`--symbolic prefill_pool`).
+DEFAULT_HIGH = 1024
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+def _postorder(roots: Iterable[Any]) -> list[Term]:
+    """Every Term reachable from `roots`, children before parents, each once (no recursion:
+    kernel graphs chain one `|` per page and would overflow Python's stack on big pools)."""
+    out: list[Term] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((c, False) for c in reversed(node))
+            continue
+        if not isinstance(node, Term):
+            continue
+        if done:
+            out.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((a, False) for a in reversed(node.args))
+    return out
+
+
+Interval = tuple[int, int]
+
+#: page(p) is the empty set outside 0..PAGE_LIMIT-1 (ownership.lang.values.PythonOps.bit).
+PAGE_LIMIT = 64
+
+
+def _page_count(term: Term) -> Any | None:
+    """The page number of a `page(p)` term, or None for any other term.
+
+    NOTE(page-as-shift): the tracer writes page(p) as shl(1, p) (SymbolicOps.bit), so a shift
+    of the literal 1 by a state value is read with page()'s semantics: the empty set when p is
+    outside 0..63. The concrete interpreter computes `1 << x` written in a spec as a plain
+    shift; the two differ only for x < 0 (a ValueError there) or x >= 64. A dedicated "bit"
+    op is read the same way, for when the tracer gets one."""
+    if term.op == "bit":
+        return term.args[0]
+    if term.op == "shl" and type(term.args[0]) is int and term.args[0] == 1:
+        return term.args[1]
+    return None
+
+
+def _signed_bits(lo: int, hi: int) -> int:
+    """The width of a signed bit-vector holding every integer in lo..hi."""
+
+    def need(v: int) -> int:
+        return (v.bit_length() if v >= 0 else (~v).bit_length()) + 1
+
+    return max(need(lo), need(hi))
+
+
+def _span(bits: int) -> Interval:
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _corners(f: Any, a: Interval, b: Interval) -> Interval:
+    vals = [f(x, y) for x in a for y in b]
+    return min(vals), max(vals)
+
+
+def _mask_bits(m: Interval) -> int | None:
+    """How many low bits a mask in this interval can have set; None if it can be negative."""
+    return m[1].bit_length() if m[0] >= 0 else None
+
+
+def _interval_of(term: Term, arg: Any) -> Interval:
+    """The interval of one Term from the intervals of its arguments (`arg` looks them up)."""
+    op, args = term.op, term.args
+    if term.sort != INT and op != "ite":
+        return 0, 1
+    if op in ("eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not"):
+        return 0, 1
+    if op == "add":
+        a, b = arg(args[0]), arg(args[1])
+        return a[0] + b[0], a[1] + b[1]
+    if op == "sub":
+        a, b = arg(args[0]), arg(args[1])
+        return a[0] - b[1], a[1] - b[0]
+    if op == "mul":
+        return _corners(lambda x, y: x * y, arg(args[0]), arg(args[1]))
+    if op == "neg":
+        a = arg(args[0])
+        return -a[1], -a[0]
+    if op == "div":
+        a = arg(args[0])
+        big = max(abs(a[0]), abs(a[1]))
+        return -big, big
+    if op == "mod":
+        b = arg(args[1])
+        big = max(abs(b[0]), abs(b[1]))
+        return (-(big - 1), big - 1) if big else (0, 0)
+    p = _page_count(term)
+    if p is not None:
+        lo, hi = arg(p)
+        return (0, 0) if hi < 0 or lo >= PAGE_LIMIT else (0, 1 << min(hi, PAGE_LIMIT - 1))
+    if op in ("shl", "shr"):
+        a, b = arg(args[0]), arg(args[1])
+        counts = (max(b[0], 0), max(b[1], 0))
+        if counts[1] > MAX_WIDTH:
+            raise _too_wide(term)
+        if op == "shl":
+            return _corners(lambda x, y: x << y, a, counts)
+        return _corners(lambda x, y: x >> y, a, counts)
+    if op == "bitand":
+        a, b = arg(args[0]), arg(args[1])
+        if a[0] >= 0 and b[0] >= 0:
+            return 0, min(a[1], b[1])
+        if a[0] >= 0:
+            return 0, a[1]
+        if b[0] >= 0:
+            return 0, b[1]
+        return _span(max(_signed_bits(*a), _signed_bits(*b)))
+    if op in ("bitor", "bitxor"):
+        a, b = arg(args[0]), arg(args[1])
+        if a[0] >= 0 and b[0] >= 0:
+            return 0, (1 << max(a[1].bit_length(), b[1].bit_length())) - 1
+        return _span(max(_signed_bits(*a), _signed_bits(*b)))
+    if op == "compl":
+        a = arg(args[0])
+        return ~a[1], ~a[0]
+    if op == "ite":
+        a, b = arg(args[1]), arg(args[2])
+        return min(a[0], b[0]), max(a[1], b[1])
+    if op == "popcount":
+        m = arg(args[0])
+        return 0, max(m[1].bit_length(), (-m[0]).bit_length() if m[0] < 0 else 0)
+    if op == "first":
+        m, n = arg(args[0]), arg(args[1])
+        if m[0] >= 0:
+            return 0, m[1]
+        return 0, (1 << (_signed_bits(*m) + max(n[1], 0))) - 1
+    if op == "nth":
+        m, j = arg(args[0]), arg(args[1])
+        d = int(args[2])
+        bits = _mask_bits(m)
+        top = max(bits - 1, 0) if bits is not None else _signed_bits(*m) + max(j[1], 0)
+        return min(d, 0), max(d, top)
+    if op == "select":
+        vals = [arg(v) for v in args[0]] + [(int(args[2]), int(args[2]))]
+        return min(v[0] for v in vals), max(v[1] for v in vals)
+    raise _unsupported(term)
+
+
+def _unsupported(term: Term) -> SpecError:
+    return SpecError(
+        f"the symbolic engine cannot encode the operation {term.op!r}; the spec language's"
+        " operations are listed in ownership.lang.values. Use the explicit engine for this spec."
+    )
+
+
+def _too_wide(term: Term) -> SpecError:
+    return SpecError(
+        f"a value of the spec needs more than {MAX_WIDTH} bits in the symbolic engine"
+        f" ({term.op} by a count that can exceed {MAX_WIDTH}); bound the shift or use the explicit engine."
+    )
+
+
+# --------------------------------------------------------------------------- symbolic parameters
+
+
+@dataclass(frozen=True)
+class SymbolicParam:
+    """An integer parameter left unknown within lo..hi (`--symbolic prefill_pool=1..8`)."""
+
+    name: str
+    lo: int
+    hi: int
+
+    def show(self) -> str:
+        return f"{self.name}={self.lo}..{self.hi}"
+
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+
+
+def parse_symbolic(texts: Iterable[str], spec_cls: type[Spec], env: dict[str, int]) -> list[SymbolicParam]:
+    """`NAME` or `NAME=LO..HI` options to SymbolicParams, checked against the spec's parameters.
+
+    Without a range a parameter ranges from its declared minimum to DEFAULT_HIGH."""
+    out: list[SymbolicParam] = []
+    for text in texts:
+        name, sep, rng = text.partition("=")
+        name = name.strip()
+        if name not in spec_cls._params:
+            raise UsageError(
+                f"--symbolic {text!r}: spec {spec_cls.__name__} has no parameter {name!r}."
+                + did_you_mean(name, spec_cls._params) + f" Parameters: {', '.join(spec_cls._params)}."
+            )
+        p = spec_cls._params[name]
+        if sep:
+            m = _RANGE.match(rng.replace("_", ""))
+            if m is None:
+                raise UsageError(f"--symbolic {text!r}: expected NAME=LO..HI, e.g. --symbolic {name}=1..8")
+            lo, hi = int(m.group(1)), int(m.group(2))
+        else:
+            lo, hi = p.minimum, max(DEFAULT_HIGH, p.minimum)
+        if lo > hi:
+            raise UsageError(f"--symbolic {text!r}: the range {lo}..{hi} is empty")
+        if lo < p.minimum:
+            raise UsageError(f"--symbolic {text!r}: {name} must be >= {p.minimum} ({p.help})")
+        if any(s.name == name for s in out):
+            raise UsageError(f"--symbolic {name} is given twice")
+        out.append(SymbolicParam(name, lo, hi))
+    return out
+
+
+def _layout(model: Model) -> tuple[Any, ...]:
+    slots = tuple((s.name, s.offset, s.length, s.lo, s.hi) for s in model.slots)
+    bindings = tuple((b.action.name, b.args) for b in model.bindings)
+    pools = tuple((p.name, p.size) for p in model.pools.values())
+    return slots, model.initial, bindings, pools
+
+
+def _declaration_line(cls: type[Spec], attr: str) -> tuple[str | None, int | None]:
+    """The file and line where a spec class assigns `attr` (for error messages)."""
+    try:
+        lines, start = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return cls.source_file(), None
+    pat = re.compile(rf"^\s*{re.escape(attr)}\s*(:[^=]*)?=")
+    for i, text in enumerate(lines):
+        if pat.match(text):
+            return cls.source_file(), start + i
+    return cls.source_file(), start
+
+
+def _sizes(model: Model, other: Model, name: str, value: int) -> SpecError:
+    """The error for a parameter that changes the model's layout: which slot or pool it sizes."""
+    cls = model.spec_cls
+    here = model.env[name]
+    what, attr = "the initial state", None
+    for pname, info in model.pools.items():
+        if other.pools[pname].size != info.size:
+            what, attr = f"pool {pname} ({info.size} pages at {name}={here}, {other.pools[pname].size} at {name}={value})", pname
+            break
+    else:
+        for a, b in zip(model.slots, other.slots):
+            if (a.length, a.lo, a.hi) != (b.length, b.lo, b.hi):
+                base = a.name.split(".")[0]
+                what = f"slot {a.name} (domain {a.lo}..{a.hi} x {a.length} at {name}={here}, {b.lo}..{b.hi} x {b.length} at {name}={value})"
+                attr = base if base in cls._slots or base in cls._pools else None
+                break
+        else:
+            if len(model.bindings) != len(other.bindings):
+                what = f"the arguments of the actions ({len(model.bindings)} bindings at {name}={here}, {len(other.bindings)} at {name}={value})"
+    file, line = _declaration_line(cls, attr) if attr else (cls.source_file(), None)
+    return SpecError(
+        f"parameter {name} cannot be symbolic: it sizes {what}. The symbolic engine keeps the"
+        " state layout fixed; leave only parameters used inside actions and properties symbolic"
+        " (and check the others at several values with --param).",
+        file=file, line=line,
+    )
+
+
+def check_layout(model: Model, params: Sequence[SymbolicParam]) -> None:
+    """Refuse a symbolic parameter that sizes a pool, a domain, an initial value or the
+    arguments of an action: the model must have the same layout at every value in range."""
+    cls = model.spec_cls
+    base = _layout(model)
+    for p in params:
+        span = p.hi - p.lo + 1
+        values = range(p.lo, p.hi + 1) if span <= LAYOUT_CHECK_ALL else (p.lo, (p.lo + p.hi) // 2, p.hi)
+        for v in values:
+            if v == model.env[p.name]:
+                continue
+            env = dict(model.env)
+            env[p.name] = v
+            try:
+                other = Model(cls(params=env, fixes=model.spec.fixes, release=model.spec.release))
+            except SpecError as e:
+                raise SpecError(f"parameter {p.name} cannot be symbolic over {p.lo}..{p.hi}: at {p.name}={v}, {e}") from None
+            if _layout(other) != base:
+                raise _sizes(model, other, p.name, v)
+
+
+def trace_parametric(model: Model, params: Sequence[SymbolicParam]) -> tuple[Model, TracedModel, dict[int, SymbolicParam]]:
+    """Trace a fresh copy of `model` whose spec sees each symbolic parameter as a Term variable.
+
+    Returns the copy (whose `spec` holds the Terms), its TracedModel, and the variable index of
+    each parameter (model.width + j). The cached trace of `model` is left untouched. Python
+    control flow on a symbolic parameter raises a SpecError naming the spec's file and line."""
+    if not params:
+        return model, trace_model(model), {}
+    check_layout(model, params)
+    spec = copy.copy(model.spec)
+    by_index: dict[int, SymbolicParam] = {}
+    for j, p in enumerate(params):
+        index = model.width + j
+        object.__setattr__(spec, p.name, Term("var", (index,), INT))
+        by_index[index] = p
+    clone = copy.copy(model)
+    clone.__dict__.pop("_traced", None)
+    clone.spec = spec
+    names = ", ".join(p.name for p in params)
+    try:
+        traced = trace_model(clone)
+    except SpecError as e:
+        text = str(e)
+        prefix = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
+        text = text[len(prefix):] if text.startswith(prefix) else text
+        what = (text.split(" on a state value")[0] if " on a state value" in text else text).replace("a state value", "it")
+        raise SpecError(
+            f"parameter {names} cannot be symbolic: the spec uses it here in Python control flow ({what}), which"
+            " needs a number known when tracing. Write If(cond, a, b), Min/Max, comparisons and"
+            " arithmetic on it instead, or give it a value with --param.",
+            file=e.file, line=e.line,
+        ) from None
+    return clone, traced, by_index
+
+
+def trace_lemmas(model: Model) -> list[tuple[str, Any]]:
+    """The spec's lemmas (strengthening invariants, `@lemma`) as graphs over one state."""
+    lemmas = [p for p in model.spec_cls._properties.values() if p.kind == "lemma"]
+    if not lemmas:
+        return []
+    view = SymbolicState(model, Traced(None))
+    return [(p.name, p.fn(model.spec, view)) for p in lemmas]
+
+
+# --------------------------------------------------------------------------- the encoding
+
+
+@dataclass
+class _Binding:
+    """One traced binding as z3 templates over the pre-state x."""
+
+    guard: Any
+    flags: dict[str, Any]                        # property -> condition (guard not included)
+    error: Any                                   # condition, guards included
+    writes: dict[int, Any] = field(default_factory=dict)
+
+
+class Encoding:
+    """A model's traced graphs as z3 templates over a pre-state x, a selector and a post-state y."""
+
+    def __init__(self, model: Model, traced: TracedModel, *, params: dict[int, SymbolicParam] | None = None,
+                 lemmas: list[tuple[str, Any]] | None = None) -> None:
+        self.model = model
+        self.params = dict(params or {})
+        props = traced.properties
+        lemma_graphs = list(lemmas or [])
+        roots: list[Any] = []
+        for action in traced.actions:
+            roots.extend(action.guard)
+            roots.extend(v for _, v, _ in action.assigned)
+            roots.extend(action.writes.values())
+            for _, cond, details in action.flags:
+                roots.extend((cond, details.get("request"), details.get("other"), details.get("expected")))
+        roots.extend(c for _, c in props.invariants)
+        roots.extend(c for _, c in props.sometimes)
+        roots.extend(c for c, _ in props.leak)
+        roots.extend(c for _, c in lemma_graphs)
+        order = _postorder(roots)
+
+        # Interval analysis: the width that holds every value.
+        ivl: dict[int, Interval] = {}
+
+        def arg_ivl(a: Any) -> Interval:
+            if isinstance(a, Term):
+                return ivl[id(a)]
+            if isinstance(a, bool):
+                return int(a), int(a)
+            if isinstance(a, int):
+                return int(a), int(a)
+            raise SpecError(f"the symbolic engine cannot encode the value {a!r} of type {type(a).__name__}")
+
+        for term in order:
+            if term.op == "var":
+                ivl[id(term)] = self._var_interval(term.args[0])
+            else:
+                ivl[id(term)] = _interval_of(term, arg_ivl)
+        bits = 2
+        for lo, hi in ivl.values():
+            bits = max(bits, _signed_bits(lo, hi))
+        for s in model.slots:
+            bits = max(bits, _signed_bits(s.lo, s.hi))
+        for p in self.params.values():
+            bits = max(bits, _signed_bits(p.lo, p.hi))
+        bits += 1  # margin: floor division computes a - (a mod b) before dividing
+        if bits > MAX_WIDTH:
+            raise SpecError(f"the values of this spec need {bits}-bit numbers; the symbolic engine stops at {MAX_WIDTH}")
+        self.W = bits
+        self._ivl = ivl
+
+        # Template variables.
+        self.slot_of: list[SlotInfo] = [None] * model.width  # type: ignore[list-item]
+        for s in model.slots:
+            for k in range(s.length):
+                self.slot_of[s.offset + k] = s
+        self.x = self.fresh_state("x")
+        self.y = self.fresh_state("y")
+        n = len(model.bindings)
+        self.act_bits = max(1, n.bit_length())
+        self.act = z3.BitVec("act", self.act_bits)
+        self.param_vars: dict[int, Any] = {i: z3.BitVec(f"param:{p.name}", self.W) for i, p in self.params.items()}
+
+        self._templates: dict[tuple[Any, ...], Any] = {}
+        # Translation, cached per Term.
+        self._z: dict[int, Any] = {}
+        self._partial: dict[int, Any] = {}   # Term id -> condition under which it raises
+        for term in order:
+            self._z[id(term)] = self._translate(term)
+
+        self.bindings: list[_Binding] = [self._binding(action) for action in traced.actions]
+        skip: frozenset[str] = model.skip
+        self.invariants: list[tuple[str, Any]] = [
+            (name, self.as_bool(self.val(c))) for name, c in props.invariants if name not in skip]
+        self.sometimes: list[tuple[str, Any]] = [(name, self.as_bool(self.val(c))) for name, c in props.sometimes]
+        leak = [self.as_bool(self.val(c)) for c, _ in props.leak] if "leak" not in skip else []
+        self.leak: Any = z3.Or(leak) if leak else z3.BoolVal(False)
+        self.lemmas: list[tuple[str, Any]] = [(name, self.as_bool(self.val(c))) for name, c in lemma_graphs]
+        self.trans = self._transition()
+
+    # -- variables ----------------------------------------------------------------------------
+
+    def _var_interval(self, i: int) -> Interval:
+        if i < self.model.width:
+            info = self._slot(i)
+            return info.lo, info.hi
+        p = self.params.get(i)
+        if p is None:
+            raise SpecError(f"the traced graphs use variable {i}, which is neither a slot nor a symbolic parameter")
+        return p.lo, p.hi
+
+    def _slot(self, i: int) -> SlotInfo:
+        for s in self.model.slots:
+            if s.offset <= i < s.offset + s.length:
+                return s
+        raise IndexError(i)
+
+    def fresh_state(self, tag: str) -> list[Any]:
+        """New z3 constants for one state, named after the slots (`d_stage[r1]@3`)."""
+        out: list[Any] = []
+        for s in self.model.slots:
+            for k in range(s.length):
+                name = s.name if s.shape == "scalar" else f"{s.name}[{'r' if s.shape == 'request' else ''}{k + s.base}]"
+                out.append(z3.Bool(f"{name}@{tag}") if s.is_bool else z3.BitVec(f"{name}@{tag}", self.W))
+        return out
+
+    def fresh_act(self, tag: str) -> Any:
+        return z3.BitVec(f"act@{tag}", self.act_bits)
+
+    # -- values -------------------------------------------------------------------------------
+
+    def val(self, a: Any) -> Any:
+        """The z3 expression of a Term or a Python constant."""
+        if isinstance(a, Term):
+            return self._z[id(a)]
+        if isinstance(a, bool):
+            return z3.BoolVal(a)
+        if isinstance(a, int):
+            return z3.BitVecVal(int(a), self.W)
+        raise SpecError(f"the symbolic engine cannot encode the value {a!r} of type {type(a).__name__}")
+
+    def as_bv(self, e: Any) -> Any:
+        """An integer: a condition counts as 0 or 1, as in the concrete interpreter."""
+        if z3.is_bool(e):
+            return z3.If(e, z3.BitVecVal(1, self.W), z3.BitVecVal(0, self.W))
+        return e
+
+    def as_bool(self, e: Any) -> Any:
+        """A condition: an integer holds where it is not 0, as in the concrete interpreter."""
+        if z3.is_bool(e):
+            return e
+        return e != z3.BitVecVal(0, self.W)
+
+    def _ivl_of(self, a: Any) -> Interval:
+        if isinstance(a, Term):
+            return self._ivl[id(a)]
+        return int(a), int(a)
+
+    def _partials(self, roots: Iterable[Any]) -> list[Any]:
+        return [self._partial[id(t)] for t in _postorder(roots) if id(t) in self._partial]
+
+    def _translate(self, t: Term) -> Any:
+        op, args = t.op, t.args
+        W = self.W
+        if op == "var":
+            i = args[0]
+            return self.x[i] if i < self.model.width else self.param_vars[i]
+        v = self.val
+        if op in ("eq", "ne"):
+            a, b = v(args[0]), v(args[1])
+            if not (z3.is_bool(a) and z3.is_bool(b)):
+                a, b = self.as_bv(a), self.as_bv(b)
+            return a == b if op == "eq" else a != b
+        if op in ("lt", "le", "gt", "ge"):
+            a, b = self.as_bv(v(args[0])), self.as_bv(v(args[1]))
+            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+        if op in ("and", "or", "xor"):
+            a, b = self.as_bool(v(args[0])), self.as_bool(v(args[1]))
+            return z3.And(a, b) if op == "and" else z3.Or(a, b) if op == "or" else z3.Xor(a, b)
+        if op == "not":
+            return z3.Not(self.as_bool(v(args[0])))
+        if op == "ite":
+            c, a, b = self.as_bool(v(args[0])), v(args[1]), v(args[2])
+            if not (z3.is_bool(a) and z3.is_bool(b)):
+                a, b = self.as_bv(a), self.as_bv(b)
+            return z3.If(c, a, b)
+        if op == "select":
+            values = [self.as_bv(v(x)) for x in args[0]]
+            idx = self.as_bv(v(args[1]))
+            out = z3.BitVecVal(int(args[2]), W)
+            for i in reversed(range(len(values))):
+                out = z3.If(idx == i, values[i], out)
+            return out
+        if op == "neg":
+            return -self.as_bv(v(args[0]))
+        if op == "compl":
+            return ~self.as_bv(v(args[0]))
+        if op == "popcount":
+            m = self.as_bv(v(args[0]))
+            lo, hi = self._ivl_of(args[0])
+            if lo < 0:
+                m = z3.If(m < 0, -m, m)
+            n = max(hi.bit_length(), (-lo).bit_length() if lo < 0 else 0)
+            if n == 0:
+                return z3.BitVecVal(0, W)
+            return z3.Sum([z3.ZeroExt(W - 1, z3.Extract(i, i, m)) for i in range(n)])
+        p = _page_count(t)
+        if p is not None:
+            n = self.as_bv(v(p))
+            lo, hi = self._ivl_of(p)
+            inside = []  # only the checks the interval leaves open: a constant 64 may not fit W bits
+            if lo < 0:
+                inside.append(n >= 0)
+            if hi >= PAGE_LIMIT:
+                inside.append(n < PAGE_LIMIT)
+            shifted = z3.BitVecVal(1, W) << n
+            return z3.If(z3.And(inside), shifted, z3.BitVecVal(0, W)) if inside else shifted
+        if op == "first":
+            return self._first(t)
+        if op == "nth":
+            return self._nth(t)
+        a, b = self.as_bv(v(args[0])), self.as_bv(v(args[1]))
+        if op == "add":
+            return a + b
+        if op == "sub":
+            return a - b
+        if op == "mul":
+            return a * b
+        if op == "bitand":
+            return a & b
+        if op == "bitor":
+            return a | b
+        if op == "bitxor":
+            return a ^ b
+        if op in ("div", "mod"):
+            lo, hi = self._ivl_of(args[1])
+            if lo <= 0 <= hi:
+                self._partial[id(t)] = b == 0
+            mod = a % b  # bvsmod: the sign of the divisor, as Python's %
+            return mod if op == "mod" else (a - mod) / b
+        if op in ("shl", "shr"):
+            lo, _ = self._ivl_of(args[1])
+            if lo < 0:
+                self._partial[id(t)] = b < 0
+            return a << b if op == "shl" else a >> b  # >>: arithmetic, as Python's
+        raise _unsupported(t)
+
+    def _mask_positions(self, arg: Any) -> int:
+        bits = _mask_bits(self._ivl_of(arg))
+        return self.W if bits is None else min(bits, self.W)
+
+    def _prefix_counts(self, m: Any, n: int) -> tuple[list[Any], list[Any]]:
+        """The bits of m below n as conditions, and how many of them are set below each."""
+        bits = [z3.Extract(i, i, m) == 1 for i in range(n)]
+        counts = [z3.BitVecVal(0, self.W)]
+        for b in bits[:-1] if bits else []:
+            counts.append(counts[-1] + z3.If(b, z3.BitVecVal(1, self.W), z3.BitVecVal(0, self.W)))
+        return bits, counts
+
+    def _first(self, t: Term) -> Any:
+        m, n = self.as_bv(self.val(t.args[0])), self.as_bv(self.val(t.args[1]))
+        size = self._mask_positions(t.args[0])
+        if size == 0:
+            return z3.BitVecVal(0, self.W)
+        bits, counts = self._prefix_counts(m, size)
+        keep = [z3.If(z3.And(bits[i], counts[i] < n), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for i in range(size)]
+        out = keep[0] if size == 1 else z3.Concat(*reversed(keep))
+        return z3.ZeroExt(self.W - size, out) if size < self.W else out
+
+    def _nth(self, t: Term) -> Any:
+        m, j = self.as_bv(self.val(t.args[0])), self.as_bv(self.val(t.args[1]))
+        out = z3.BitVecVal(int(t.args[2]), self.W)
+        size = self._mask_positions(t.args[0])
+        bits, counts = self._prefix_counts(m, size)
+        for i in reversed(range(size)):
+            out = z3.If(z3.And(bits[i], counts[i] == j), z3.BitVecVal(i, self.W), out)
+        return out
+
+    # -- bindings and the transition relation -------------------------------------------------
+
+    def _out_of_domain(self, i: int, value: Any) -> Any | None:
+        """The condition under which assigning `value` to state index i leaves the domain."""
+        info = self.slot_of[i]
+        e = self.val(value)
+        lo, hi = (0, 1) if info.is_bool else (info.lo, info.hi)
+        if z3.is_bool(e):  # a condition is 0 or 1 (SymbolicState wraps one for an integer slot)
+            return None if lo <= 0 and 1 <= hi else z3.Not(z3.And(self.as_bv(e) >= lo, self.as_bv(e) <= hi))
+        vlo, vhi = self._ivl_of(value)
+        if lo <= vlo and vhi <= hi:
+            return None
+        return z3.Or(e < lo, e > hi)
+
+    def _binding(self, t: Traced) -> _Binding:
+        guards = [self.as_bool(self.val(g)) for g in t.guard]
+        guard = z3.And(guards) if guards else z3.BoolVal(True)
+        flags: dict[str, list[Any]] = {}
+        skip: frozenset[str] = self.model.skip
+        for prop, cond, _ in t.flags:
+            if prop not in skip:  # `--skip PROPERTY`: as the concrete interpreter drops its flags
+                flags.setdefault(prop, []).append(self.as_bool(self.val(cond)))
+        errors: list[Any] = []
+        for i, value, before in t.assigned:
+            bad = self._out_of_domain(i, value)
+            if bad is not None:
+                errors.append(z3.And(*guards[:before], bad) if before else bad)
+        roots: list[Any] = list(t.guard) + [v for _, v, _ in t.assigned]
+        for _, cond, details in t.flags:
+            roots.extend((cond, details.get("request"), details.get("other"), details.get("expected")))
+        partial = self._partials(roots)
+        if partial:
+            errors.append(z3.And(guard, z3.Or(partial)))
+        writes: dict[int, Any] = {}
+        for i, value in t.writes.items():
+            e = self.val(value)
+            writes[i] = self.as_bool(e) if self.slot_of[i].is_bool else self.as_bv(e)
+        return _Binding(
+            guard=guard,
+            flags={p: z3.Or(cs) for p, cs in flags.items()},
+            error=z3.Or(errors) if errors else z3.BoolVal(False),
+            writes=writes,
+        )
+
+    def _transition(self) -> Any:
+        """T(x, act, y): `act` names an enabled binding and y is its successor of x."""
+        n = len(self.bindings)
+        chosen = [self.act == b for b in range(n)]
+        enabled = z3.Or([z3.And(chosen[b], self.bindings[b].guard) for b in range(n)]) if n else z3.BoolVal(False)
+        frame = []
+        for i in range(self.model.width):
+            value = self.x[i]
+            for b in reversed(range(n)):
+                w = self.bindings[b].writes.get(i)
+                if w is not None:
+                    value = z3.If(chosen[b], w, value)
+            frame.append(self.y[i] == value)
+        return z3.simplify(z3.And(z3.ULT(self.act, n), enabled, *frame))
+
+    # -- properties as templates -----------------------------------------------------------------
+
+    def step_props(self) -> list[str]:
+        """The kernel properties that some binding can flag, plus the spec-error pseudo-property."""
+        seen: list[str] = []
+        for b in self.bindings:
+            for p in b.flags:
+                if p not in seen:
+                    seen.append(p)
+        return seen
+
+    def _bad(self, b: _Binding, props: Iterable[str] | None) -> Any:
+        wanted = None if props is None else set(props)
+        parts = []
+        if wanted is None or SPEC_ERROR in wanted:
+            parts.append(b.error)
+        conds = [c for p, c in b.flags.items() if wanted is None or p in wanted]
+        if conds:
+            parts.append(z3.And(b.guard, z3.Or(conds)))
+        return z3.Or(parts) if parts else z3.BoolVal(False)
+
+    def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
+        got = self._templates.get(key)
+        if got is None:
+            got = self._templates[key] = z3.simplify(make())
+        return got
+
+    def step_bad(self, props: Iterable[str] | None = None) -> Any:
+        """Over x and act: the chosen binding raises a flag of `props` (all if None) or a spec error."""
+        wanted = None if props is None else tuple(props)
+        return self._cached(("step", wanted), lambda: z3.Or(
+            [z3.And(self.act == i, self._bad(b, wanted)) for i, b in enumerate(self.bindings)] or [z3.BoolVal(False)]))
+
+    def any_step_bad(self) -> Any:
+        """Over x alone: SOME binding is enabled and raises a flag, or would raise a spec error."""
+        return self._cached(("any-step",), lambda: z3.Or([self._bad(b, None) for b in self.bindings] or [z3.BoolVal(False)]))
+
+    def state_bad(self, props: Iterable[str] | None = None, *, lemmas: bool = False) -> Any:
+        """Over x: an invariant (or lemma) fails, or the kernel's leak property is violated."""
+        wanted = None if props is None else tuple(props)
+
+        def make() -> Any:
+            parts = [z3.Not(c) for name, c in self.invariants if wanted is None or name in wanted]
+            if lemmas:
+                parts += [z3.Not(c) for name, c in self.lemmas if wanted is None or name in wanted]
+            if wanted is None or "leak" in wanted:
+                parts.append(self.leak)
+            return z3.Or(parts) if parts else z3.BoolVal(False)
+
+        return self._cached(("state", wanted, lemmas), make)
+
+    def holds(self, name: str) -> Any:
+        """Over x: the sometimes-property `name` holds."""
+        return self._cached(("sometimes", name), lambda: dict(self.sometimes)[name])
+
+    def domain(self, state: Sequence[Any]) -> Any:
+        """Every slot of `state` within its domain (booleans are z3 Bools already)."""
+        parts = []
+        for i, s in enumerate(self.slot_of):
+            if not s.is_bool:
+                parts.append(z3.And(state[i] >= s.lo, state[i] <= s.hi))
+        return z3.And(parts)
+
+    def param_ranges(self) -> Any:
+        return z3.And([z3.And(self.param_vars[i] >= p.lo, self.param_vars[i] <= p.hi) for i, p in self.params.items()])
+
+    def equals(self, state: Sequence[Any], values: Sequence[int]) -> Any:
+        """`state` holds the concrete `values`."""
+        parts = []
+        for i, v in enumerate(values):
+            parts.append(state[i] == z3.BoolVal(bool(v)) if self.slot_of[i].is_bool else state[i] == z3.BitVecVal(v, self.W))
+        return z3.And(parts)
+
+    def at(self, expr: Any, pre: Sequence[Any], act: Any = None, post: Sequence[Any] | None = None) -> Any:
+        """A template instantiated at the given state (and selector, and post-state) variables."""
+        pairs = list(zip(self.x, pre))
+        if act is not None:
+            pairs.append((self.act, act))
+        if post is not None:
+            pairs += list(zip(self.y, post))
+        return z3.substitute(expr, *pairs)
+
+    # -- reading a model ------------------------------------------------------------------------
+
+    def decode(self, zmodel: Any, state: Sequence[Any]) -> tuple[int, ...]:
+        """The concrete state that a z3 model gives to `state`."""
+        out = []
+        for e in state:
+            got = zmodel.eval(e, model_completion=True)
+            out.append(1 if z3.is_true(got) else 0 if z3.is_bool(got) else got.as_signed_long())
+        return tuple(out)
+
+    def decode_act(self, zmodel: Any, act: Any) -> int:
+        return zmodel.eval(act, model_completion=True).as_long()
+
+    def decode_params(self, zmodel: Any) -> dict[str, int]:
+        return {p.name: zmodel.eval(self.param_vars[i], model_completion=True).as_signed_long()
+                for i, p in self.params.items()}
+
+    def block_params(self, values: dict[str, int]) -> Any:
+        """Rule out exactly this assignment of the symbolic parameters."""
+        return z3.Or([self.param_vars[i] != values[p.name] for i, p in self.params.items()])
+
+
+def encode(model: Model, *, symbolic: Sequence[SymbolicParam] = (), lemmas: bool = False) -> Encoding:
+    """Trace `model` (with the given parameters symbolic) and encode it for z3."""
+    traced_model, traced, by_index = trace_parametric(model, symbolic)
+    lemma_graphs = trace_lemmas(traced_model) if lemmas else []
+    return Encoding(model, traced, params=by_index, lemmas=lemma_graphs)
+
+
+__all__ = [
+    "SPEC_ERROR", "Encoding", "SymbolicParam", "check_layout", "encode", "parse_symbolic",
+    "trace_lemmas", "trace_parametric",
+]
