@@ -17,7 +17,7 @@ from .lang.model import Model
 from .result import CheckResult
 from .trace import ReplayResult, Trace, replay
 
-ENGINES = ("explicit", "bmc")
+ENGINES = ("explicit", "bmc", "fuzz")
 
 
 def spec_ref(ref: str) -> str:
@@ -71,14 +71,22 @@ def check(
     max_seconds: float | None = None,
     reporter: Any = None,
     symbolic: Sequence[str] = (),
+    runs: int | None = None,
+    steps: int | None = None,
+    seed: int | None = None,
+    profile: str | None = None,
+    database: Any = "default",
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
-    `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`."""
+    `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`.
+    `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
     if symbolic and engine != "bmc":
         raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
+    if engine != "fuzz" and any(v is not None for v in (runs, steps, seed, profile)):
+        raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
     if engine == "bmc":
         from .engines import bmc
@@ -86,6 +94,14 @@ def check(
         result: CheckResult = bmc.run(model, max_states=max_states, max_depth=max_depth,
                                       max_seconds=max_seconds, reporter=reporter, symbolic=symbolic)
         result.model = getattr(result, "witness_model", None) or model  # type: ignore[attr-defined]
+    elif engine == "fuzz":
+        from .engines import fuzz
+
+        if max_states is not None or max_depth is not None:
+            raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
+        result = fuzz.check(model, runs=runs or fuzz.DEFAULT_RUNS, steps=steps or fuzz.DEFAULT_STEPS, seed=seed,
+                            profile=profile, database=database, max_seconds=max_seconds, reporter=reporter)
+        result.model = model  # type: ignore[attr-defined]
     else:
         from .engines import explicit
 
@@ -97,6 +113,11 @@ def check(
         if value is not None:
             limits += f" {flag} {value}"
     limits += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
+    for flag, value in (("--runs", runs), ("--steps", steps), ("--profile", profile)):
+        if value is not None:
+            limits += f" {flag} {shlex.quote(str(value))}"
+    if engine == "fuzz" and result.coverage.seed is not None:
+        limits += f" --seed {result.coverage.seed}"
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)  # type: ignore[attr-defined]
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)

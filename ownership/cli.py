@@ -98,10 +98,15 @@ class _Progress:
 @click.option("--max-depth", "--depth", "max_depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded). bmc: the unrolling bound (default 20).")
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+@click.option("--runs", type=click.IntRange(min=1), help="fuzz: runs to try (default 200).")
+@click.option("--steps", type=click.IntRange(min=1), help="fuzz: steps per run at most (default 50).")
+@click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
+@click.option("--profile", metavar="NAME", help="fuzz: default, ci (derandomised) or a registered Hypothesis profile.")
 def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
-          symbolic: tuple[str, ...], max_seconds: float | None) -> None:
+          symbolic: tuple[str, ...], max_seconds: float | None, runs: int | None, steps: int | None,
+          seed: int | None, profile: str | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
 
     A violation comes with a shortest counterexample; a pass says what was covered."""
@@ -111,7 +116,8 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     try:
         result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                           reporter=progress, symbolic=symbolic)
+                           reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
+                           profile=profile)
     finally:
         progress.close()
     if out and result.trace is not None:

@@ -90,18 +90,14 @@ def _no_keys(s: Any, pool: str, what: str) -> None:
 
 def owned(s: Any, pool: str, r: Any) -> Any:
     """The set of pages of `pool` that request r owns (holds, in a shared pool)."""
-    out: Any = 0
-    for p in range(_size(s, pool)):
-        out = out | If(holds(s, pool, p, r), 1 << p, 0)
-    return out
+    if _shared(s, pool):
+        return s._bit_positions(f"{pool}.holders", _bit(r))
+    return s._positions(f"{pool}.owner", r)
 
 
 def free_pages(s: Any, pool: str) -> Any:
     """The set of free pages of `pool` (held by no request)."""
-    out: Any = 0
-    for p in range(_size(s, pool)):
-        out = out | If(_is_free(s, pool, p), 1 << p, 0)
-    return out
+    return s._positions(f"{pool}.holders" if _shared(s, pool) else f"{pool}.owner", 0)
 
 
 def in_flight(s: Any, r: Any) -> Any:
@@ -109,9 +105,7 @@ def in_flight(s: Any, r: Any) -> Any:
     out: Any = False
     for pool in s.model.pools:
         for name in ("inflight", "outbound"):
-            marks = s._array(f"{pool}.{name}")
-            for p in range(_size(s, pool)):
-                out = out | (marks[p] == r)
+            out = out | (s._positions(f"{pool}.{name}", r) != 0)
     return out
 
 
@@ -147,7 +141,7 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
         got = first(free, n)
     holder = _holder_slot(s, pool)
     mine = _bit(r) if _shared(s, pool) else r
-    for p in range(size):
+    for p in s._members(got, size):  # NOTE(members-loop)
         holder[p] = If(has(got, p), mine, holder[p])
     return got
 
@@ -167,7 +161,7 @@ def take(s: Any, pool: str, r: Any, pages: Any) -> None:
                         file=file, line=line)
     holder = _holder_slot(s, pool)
     shared = _shared(s, pool)
-    for p in range(_size(s, pool)):
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         holder[p] = If(has(pages, p), holder[p] | _bit(r) if shared else r, holder[p])
 
 
@@ -180,7 +174,7 @@ def share(s: Any, pool: str, r: Any, pages: Any) -> None:
         file, line = spec_location()
         raise SpecError(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)", file=file, line=line)
     holder = _holder_slot(s, pool)
-    for p in range(_size(s, pool)):
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         holder[p] = If(has(pages, p), holder[p] | _bit(r), holder[p])
 
 
@@ -192,7 +186,7 @@ def free(s: Any, pool: str, r: Any, pages: Any) -> None:
     inflight = s._array(f"{pool}.inflight")
     outbound = s._array(f"{pool}.outbound")
     shared = _shared(s, pool)
-    for p in range(size):
+    for p in s._members(pages, size):  # NOTE(members-loop)
         inside = has(pages, p)
         s._flag(DOUBLE_FREE, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         busy = (inflight[p] != 0) | (outbound[p] != 0)
@@ -214,7 +208,7 @@ def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
     value = r if key is None else key
-    for p in range(_size(s, pool)):
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         inside = has(pages, p)
         s._flag(WRITE_UNOWNED, inside & ~_exclusive(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         content[p] = If(inside, value, content[p])
@@ -226,7 +220,7 @@ def read(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
     expect = r if key is None else key
-    for p in range(_size(s, pool)):
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         inside = has(pages, p)
         s._flag(READ_UNOWNED, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         s._flag(STALE_READ, inside & (content[p] != expect), pool=pool, page=p, request=r, other=content[p],
@@ -242,10 +236,10 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
     _no_keys(s, dst_pool, "send()")
     read(s, src_pool, r, src_pages)
     outbound = s._array(f"{src_pool}.outbound")
-    for p in range(_size(s, src_pool)):
+    for p in s._members(src_pages, _size(s, src_pool)):  # NOTE(members-loop)
         outbound[p] = If(has(src_pages, p), r, outbound[p])
     inflight = s._array(f"{dst_pool}.inflight")
-    for p in range(_size(s, dst_pool)):
+    for p in s._members(dst_pages, _size(s, dst_pool)):  # NOTE(members-loop)
         inflight[p] = If(has(dst_pages, p), r, inflight[p])
 
 
@@ -259,12 +253,16 @@ def land(s: Any, r: Any) -> None:
         content = s._array(f"{pool}.content")
         inflight = s._array(f"{pool}.inflight")
         outbound = s._array(f"{pool}.outbound")
-        for p in range(_size(s, pool)):
-            incoming = inflight[p] == r
+        size = _size(s, pool)
+        landing = s._positions(f"{pool}.inflight", r)
+        sending = s._positions(f"{pool}.outbound", r)
+        for p in s._members(landing, size):  # NOTE(members-loop)
+            incoming = has(landing, p)
             s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
             content[p] = If(incoming, r, content[p])
             inflight[p] = If(incoming, 0, inflight[p])
-            outbound[p] = If(outbound[p] == r, 0, outbound[p])
+        for p in s._members(sending, size):  # NOTE(members-loop)
+            outbound[p] = If(has(sending, p), 0, outbound[p])
 
 
 def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
@@ -272,8 +270,9 @@ def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
     done = s.model.spec.finished(s, r)
     out = []
     for pool in s.model.pools:
-        for p in range(_size(s, pool)):
-            out.append((pool, p, done & holds(s, pool, p, r)))
+        mine = owned(s, pool, r)
+        for p in s._members(mine, _size(s, pool)):  # NOTE(members-loop)
+            out.append((pool, p, done & has(mine, p)))
     return out
 
 

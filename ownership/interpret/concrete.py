@@ -183,10 +183,45 @@ class ConcreteState(StateView):
         object.__setattr__(self, "vals", list(model.initial))
         object.__setattr__(self, "flags", [])
         object.__setattr__(self, "doing", "")  # the action being run, for error messages
+        #: per array slot, its indices grouped by value (for _positions); dropped on any write
+        object.__setattr__(self, "groups", {})
 
     def reset(self, state: tuple[int, ...]) -> None:
         self.vals[:] = state
         self.flags.clear()
+        self.groups.clear()
+
+    # The page-set helpers of StateView on known values (NOTE(members-loop) in lang/state.py).
+
+    def _members(self, pages: Any, size: int) -> Any:
+        m = _v(pages) & ((1 << size) - 1)
+        out = []
+        while m:
+            low = m & -m
+            out.append(low.bit_length() - 1)
+            m ^= low
+        return out
+
+    def _group(self, name: str) -> dict[int, int]:
+        groups = self.groups.get(name)
+        if groups is None:
+            info = self.model.by_name[name]
+            groups = {}
+            for p, x in enumerate(self.vals[info.offset:info.offset + info.length]):
+                groups[x] = groups.get(x, 0) | (1 << p)
+            self.groups[name] = groups
+        return groups
+
+    def _positions(self, name: str, value: Any) -> Any:
+        return CInt(self._group(name).get(_v(value), 0))
+
+    def _bit_positions(self, name: str, bit: Any) -> Any:
+        b = _v(bit)
+        out = 0
+        for x, mask in self._group(name).items():
+            if x & b:
+                out |= mask
+        return CInt(out)
 
     def _get(self, i: int, info: SlotInfo) -> Any:
         v = self.vals[i]
@@ -203,6 +238,8 @@ class ConcreteState(StateView):
                 " Widen the slot's domain, or guard the action with s.require(...)",
                 file=file, line=line,
             )
+        if self.groups:
+            self.groups.pop(info.name, None)
         self.vals[i] = v
 
     def _index(self, i: Any) -> int | None:

@@ -46,6 +46,33 @@ class StateView:
         page's owner or content found, `expected` the content the reader expected."""
         raise NotImplementedError
 
+    # -- page-set helpers an interpreter may speed up (same values, fewer steps) ----------------
+
+    def _members(self, pages: Any, size: int) -> Any:
+        """The pages a kernel loop over `pages` must visit: every page of the pool here (a
+        symbolic set has no known members); an interpreter whose sets are known visits theirs.
+
+        NOTE(members-loop): a kernel loop written `for p in s._members(pages, size)` must do
+        nothing for a page outside `pages` (its flags are conditioned on has(pages, p) and
+        its writes keep the old value there), so that visiting fewer pages changes nothing."""
+        return range(size)
+
+    def _positions(self, name: str, value: Any) -> Any:
+        """The set (bitmask) of indices of array slot `name` whose element equals `value`."""
+        arr = self._array(name)
+        out: Any = 0
+        for p in range(len(arr)):
+            out = out | If(arr[p] == value, 1 << p, 0)
+        return out
+
+    def _bit_positions(self, name: str, bit: Any) -> Any:
+        """The set (bitmask) of indices of array slot `name` whose element has `bit` set."""
+        arr = self._array(name)
+        out: Any = 0
+        for p in range(len(arr)):
+            out = out | If((arr[p] & bit) != 0, 1 << p, 0)
+        return out
+
     # -- slots ---------------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:

@@ -207,4 +207,9 @@ def nth(pages: Any, j: Any, default: int = -1) -> Any:
 
 def select(values: list[Any], idx: Any, default: int = 0) -> Any:
     """values[idx] where idx may be a state value; `default` when idx is out of range."""
-    return ops_of(idx, *values).select(values, idx, default)
+    # ops_of(idx, *values) would copy the whole list on every call: O(pages) per select, and
+    # O(pages^2) for the kernel's free-list shifts. Find the interpreter without copying.
+    ops = getattr(type(idx), "ops", None)
+    if ops is None:
+        ops = next((o for x in values if (o := getattr(type(x), "ops", None)) is not None), PYTHON)
+    return ops.select(values, idx, default)

@@ -21,8 +21,27 @@ def show_value(v: Any) -> str:
     if isinstance(v, frozenset | set):
         return "{" + ", ".join(show_value(x) for x in sorted(v, key=_sort_key)) + "}"
     if isinstance(v, dict):
+        if len(v) > 16:  # many requests: only those not at the first value
+            items = list(v.items())
+            common = items[0][1]
+            rest = [f"{k}={show_value(x)}" for k, x in items if x != common]
+            return f"all={show_value(common)}" + (" except " + " ".join(rest) if rest else "")
         return " ".join(f"{k}={show_value(x)}" for k, x in v.items())
     if isinstance(v, list):
+        if len(v) > 16:  # a large pool: runs, e.g. [r1 r1 r0×4094], a free list [3..4095]
+            parts, i = [], 0
+            while i < len(v):
+                j = i
+                while j + 1 < len(v) and v[j + 1] == v[i]:
+                    j += 1
+                if j == i and isinstance(v[i], int) and not isinstance(v[i], bool):
+                    while j + 1 < len(v) and isinstance(v[j + 1], int) and v[j + 1] == v[j] + 1:
+                        j += 1
+                    parts.append(f"{v[i]}..{v[j]}" if j > i + 1 else " ".join(str(x) for x in v[i:j + 1]))
+                else:
+                    parts.append(show_value(v[i]) + (f"×{j - i + 1}" if j > i else ""))
+                i = j + 1
+            return "[" + " ".join(parts) + "]"
         return "[" + " ".join(show_value(x) for x in v) + "]"
     if isinstance(v, tuple):
         return "(" + ", ".join(show_value(x) for x in v) + ")"
@@ -103,16 +122,23 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         if viol.also:
             lines.append(f"  (also violated at this step: {', '.join(viol.also)})")
         lines.append("")
-        lines.append(f"Shortest counterexample ({len(result.trace.steps) - 1} steps):")
+        exhaustive = result.engine in ("explicit", "bmc")
+        kind = "Shortest" if exhaustive else "Shrunk"
+        lines.append(f"{kind} counterexample ({len(result.trace.steps) - 1} steps):")
         lines.append(render_trace(result.trace, full=full))
         lines.append("")
-        order = "depth by depth" if result.engine == "bmc" else "breadth first"
-        lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
+        if exhaustive:
+            order = "depth by depth" if result.engine == "bmc" else "breadth first"
+            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
+        else:
+            lines.append(f"Fuzzed {cov.describe()} in {cov.seconds:.2f} s (random runs, then shrunk: a shorter counterexample may exist).")
     elif v is Verdict.VERIFIED:
         lines.append(f"verified: no violation in {cov.describe()}, in {cov.seconds:.2f} s")
     elif v is Verdict.BOUNDED:
         lines.append(f"bounded: no violation found; covered {cov.describe()}, in {cov.seconds:.2f} s")
-        lines.append("  (a bounded pass: raise or drop the limit for a complete verdict; --strict exits 3)")
+        hint = ("more --runs, or the explicit or bmc engine at small parameters" if result.engine == "fuzz"
+                else "raise or drop the limit")
+        lines.append(f"  (a bounded pass: {hint} for a complete verdict; --strict exits 3)")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
     notes = []

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Create .venv-conformance with the real engines, for the conformance suites in conformance/.
+#
+# sglang 0.5.23 and vllm 0.33.0 are installed without their dependencies (they pin CUDA
+# builds); then the Python dependencies that importing their allocator, radix cache, block
+# pool and KV cache manager needs go in ONE pip command together with torch==2.13.0, the
+# CPU build this machine's pip finds (any other torch pulls a multi-GB CUDA build).
+# torchvision is left out and stubbed (conformance/_stubs.py). About 3 minutes and 3.4 GB.
+#
+# Idempotent: a venv whose marker file matches requirements.txt is kept as it is.
+# Exit status: 0 when the venv is ready, 1 when the engines cannot be installed (run.sh then
+# runs the suites without them, and every engine test is skipped with the reason).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${OWNERSHIP_CONFORMANCE_VENV:-$ROOT/.venv-conformance}"
+REQS="$ROOT/conformance/requirements.txt"
+ENGINES=(sglang==0.5.23 vllm==0.33.0 xgrammar==0.2.8)
+MARKER="$VENV/.ownership-conformance"
+WANT="$(cat "$REQS"; echo "${ENGINES[*]}")"
+
+if [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$WANT" ]] && "$VENV/bin/python" -c "import sglang, vllm, torch" 2>/dev/null; then
+    echo "conformance venv ready: $VENV"
+    exit 0
+fi
+
+echo "creating the conformance venv in $VENV (about 3 minutes)"
+rm -rf "$VENV"
+python3 -m venv "$VENV"
+PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check)
+
+# pip's resolver lists every dependency of the engines that is left out on purpose (CUDA
+# builds); that list is expected and long, so it is filtered. Errors still show.
+quiet_pip() {
+    local out rc
+    if out="$("${PIP[@]}" "$@" 2>&1)"; then rc=0; else rc=$?; fi
+    grep -v -E "is ignored: it is neither|which is not installed|which is incompatible|dependency resolver|dependency conflicts" <<<"$out" || true
+    return "$rc"
+}
+
+if ! quiet_pip --no-deps "${ENGINES[@]}"; then
+    echo "conformance: cannot install ${ENGINES[*]} from the package registry" >&2
+    exit 1
+fi
+if ! quiet_pip -r "$REQS"; then
+    echo "conformance: cannot install the engines' dependencies (conformance/requirements.txt)" >&2
+    exit 1
+fi
+quiet_pip --no-deps -e "$ROOT"
+if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if '+cpu' in torch.__version__ else 1)"; then
+    echo "conformance: torch is not the CPU build ($("$VENV/bin/python" -c 'import torch; print(torch.__version__)'))" >&2
+    exit 1
+fi
+echo "$WANT" > "$MARKER"
+echo "conformance venv ready: $VENV ($(du -sh "$VENV" | cut -f1))"

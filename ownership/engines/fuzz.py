@@ -1,0 +1,665 @@
+"""The fuzz engine: a Hypothesis stateful test generated from a Model, for pools too large to explore.
+
+Every action of the spec becomes one rule of a `RuleBasedStateMachine` built here (users never
+subclass it). A rule draws the action's arguments from their finite domains and fires the
+first enabled binding from there on; its precondition is that the action is enabled at all,
+so Hypothesis only picks actions that can fire. After every step the kernel's flags and the
+state properties (the spec's invariants, the kernel's leak) are checked, exactly as the
+explicit engine checks them.
+
+A violating run is then shrunk on the level of the model (NOTE(shrink-paths)): steps are
+deleted, requests renamed and arguments lowered for as long as the run still violates the
+same property, and the result is the same `Trace` as every engine's (engine "fuzz"),
+replayable with `ownership replay`.
+
+A pass is never `verified`: the verdict is `bounded` by the runs and steps actually executed,
+and the coverage names the actions that never fired. The example database (a directory under
+.ownership/ by default) replays known failures first; the "ci" profile is derandomised.
+Progress goes to a reporter; this module never prints (Hypothesis's own output is captured).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.errors import InvalidArgument
+from hypothesis.reporting import with_reporter
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, precondition, rule
+
+from ..errors import UsageError
+from ..interpret.concrete import Concrete, Flag
+from ..kernel import PROPERTIES
+from ..lang.declare import RequestDomain, as_domain
+from ..lang.model import Binding, Model
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import build_trace
+
+#: Runs (Hypothesis examples) and steps per run when the caller does not say.
+DEFAULT_RUNS = 200
+DEFAULT_STEPS = 50
+
+#: How long shrinking a violation may take before the run found so far is reported as it is.
+DEFAULT_SHRINK_SECONDS = 120.0
+
+#: Where the example database lives unless told otherwise (relative to the working directory).
+DEFAULT_DATABASE = Path(".ownership") / "examples"
+
+#: Settings profiles by name. "default": a fresh random seed per check (reported, so a run can
+#: be repeated with `seed=`) and the example database. "ci": derandomised (the same runs on
+#: every machine for the same model), no database.
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "ci": {"derandomize": True},
+}
+
+#: How a caller asks for the default database (None switches the database off).
+USE_DEFAULT_DATABASE = "default"
+
+
+@dataclass
+class Progress:
+    """A snapshot of a running fuzz check, for a reporter (same names as the explicit engine's)."""
+
+    states: int       # distinct states seen
+    transitions: int  # steps executed
+    depth: int        # the longest run, in steps
+    seconds: float
+    runs: int = 0
+    phase: str = "search"  # "search", then "shrink" once a violation was found
+
+
+Reporter = Callable[[Progress], None]
+
+
+class RunFailed(Exception):
+    """Raised inside a Hypothesis run when a step fails; carries the path (binding indices)."""
+
+    def __init__(self, kind: str, path: tuple[int, ...], detail: Any = None) -> None:
+        super().__init__(f"{kind} at step {len(path)}")
+        self.kind = kind
+        self.path = path
+        self.detail = detail
+
+
+class TimeUp(KeyboardInterrupt):
+    """Raised inside a run when max_seconds has passed: it ends the Hypothesis search at once.
+
+    A KeyboardInterrupt, because that is the one exception Hypothesis lets through without
+    recording the cut-short run (any other would be taken for a failure, or recorded and then
+    refused as flaky data generation: the clock is external state)."""
+
+
+def primary(flags: list[Flag]) -> str:
+    """The property a set of flags is reported as: the first in the order of PROPERTIES."""
+    order = list(PROPERTIES)
+    return min((f.prop for f in flags), key=lambda p: (order.index(p) if p in order else len(order), p))
+
+
+# --------------------------------------------------------------------------- the model side
+
+
+@dataclass
+class ActionSlice:
+    """An action's bindings in model.bindings: [lo, hi), the row-major product of its domains."""
+
+    name: str
+    lo: int
+    hi: int
+    sizes: list[int]           # number of values of each argument
+    requests: list[bool]       # which arguments are requests
+
+
+def action_slices(model: Model) -> list[ActionSlice]:
+    """Per action, in declaration order, where its bindings lie and how they are laid out."""
+    out = []
+    lo = 0
+    for decl in model.spec_cls._actions.values():
+        domains = [as_domain(d, f"action {decl.name}, argument {a}") for a, d in decl.args]
+        sizes = [len(d.values(model.env)) for d in domains]
+        n = 1
+        for k in sizes:
+            n *= k
+        requests = [isinstance(d, RequestDomain) for d in domains]
+        out.append(ActionSlice(decl.name, lo, lo + n, sizes, requests))
+        lo += n
+    assert lo == len(model.bindings), "bindings are laid out per action, in declaration order"
+    return out
+
+
+def _unrank(sl: ActionSlice, b: int) -> list[int]:
+    """The argument indices of binding b of an action."""
+    k = b - sl.lo
+    out = []
+    for size in reversed(sl.sizes):
+        out.append(k % size)
+        k //= size
+    return out[::-1]
+
+
+def _rank(sl: ActionSlice, picks: list[int]) -> int:
+    k = 0
+    for value, size in zip(picks, sl.sizes):
+        k = k * size + value
+    return sl.lo + k
+
+
+class Node:
+    """A state reached by a path of bindings from the initial state, with what is known there."""
+
+    __slots__ = ("state", "flags", "state_flags", "disabled", "first")
+
+    def __init__(self, state: tuple[int, ...], flags: list[Flag]) -> None:
+        self.state = state
+        self.flags = flags                          # kernel flags of the step into this state
+        self.state_flags: list[Flag] | None = None  # invariants and leak, once computed
+        self.disabled: set[int] = set()             # bindings not enabled here
+        self.first: dict[int, int | None] = {}      # action -> its first enabled binding here
+
+
+class Explorer:
+    """Runs a model along paths of bindings, remembering states by path.
+
+    NOTE(memo-by-path): a run is a function of its path (the bindings fired from the initial
+    state), and Hypothesis and the shrinker replay the same prefixes again and again. Keying
+    on the path (short tuples of small ints) rather than on the state (a tuple of thousands
+    of ints at large pools) makes a replayed step cost a dict look-up. The memo is bounded by
+    a memory budget, since one state of a 4,096-page model is ~170 kB."""
+
+    def __init__(self, model: Model, budget_bytes: int = 256 * 2**20) -> None:
+        self.model = model
+        self.interp = Concrete(model)
+        self.slices = action_slices(model)
+        self.limit = max(64, budget_bytes // (8 * model.width + 200))
+        self.nodes: OrderedDict[tuple[int, ...], Node] = OrderedDict()
+        self.root = Node(model.initial, [])
+        self.root.state_flags = self.interp.state_flags(model.initial)
+
+    def child(self, path: tuple[int, ...], node: Node, b: int) -> Node | None:
+        """The node reached by firing binding b at `node` (reached by `path`), None if disabled."""
+        if b in node.disabled:
+            return None
+        key = path + (b,)
+        found = self.nodes.get(key)
+        if found is not None:
+            self.nodes.move_to_end(key)
+            return found
+        out = self.interp.step(node.state, self.model.bindings[b])
+        if out is None:
+            node.disabled.add(b)
+            return None
+        found = Node(out.state, out.flags)
+        self.nodes[key] = found
+        if len(self.nodes) > self.limit:
+            self.nodes.popitem(last=False)
+        return found
+
+    def flags_at(self, node: Node) -> list[Flag]:
+        """Every violation on arriving at `node`: the step's kernel flags, then state properties."""
+        if node.flags:
+            return node.flags
+        if node.state_flags is None:
+            node.state_flags = self.interp.state_flags(node.state)
+        return node.state_flags
+
+    def scan(self, path: tuple[int, ...], node: Node, a: int, start: int) -> int | None:
+        """The first enabled binding of action a at or after `start`, wrapping around."""
+        sl = self.slices[a]
+        n = sl.hi - sl.lo
+        for k in range(n):
+            b = sl.lo + (start - sl.lo + k) % n
+            if self.child(path, node, b) is not None:
+                return b
+        return None
+
+    def first_enabled(self, path: tuple[int, ...], node: Node, a: int) -> int | None:
+        if a not in node.first:
+            node.first[a] = self.scan(path, node, a, self.slices[a].lo)
+        return node.first[a]
+
+    def walk(self, path: tuple[int, ...]) -> tuple[list[Node], list[Flag]] | None:
+        """Replay a path: its nodes up to the first violation and that violation's flags
+        (empty if none), or None when a binding is not enabled on the way."""
+        node = self.root
+        nodes = [node]
+        if node.state_flags:
+            return nodes, node.state_flags
+        for i, b in enumerate(path):
+            nxt = self.child(path[:i], node, b)
+            if nxt is None:
+                return None
+            node = nxt
+            nodes.append(node)
+            flags = self.flags_at(node)
+            if flags:
+                return nodes, flags
+        return nodes, []
+
+
+# --------------------------------------------------------------------------- shrinking paths
+
+
+class PathShrinker:
+    """Shrinks a failing path of bindings while it keeps failing the same way.
+
+    NOTE(shrink-paths): Hypothesis shrinks choice sequences, and every candidate costs a whole
+    run with its rule selection; at thousands of pages that took minutes. A path is shrunk
+    here instead, by replaying candidates through a judge: delete chunks of steps (ddmin),
+    rename requests to r1, r2, ... in order of appearance, and lower each argument, keeping
+    a candidate when it still fails with the same kind (the same property). Prefixes are
+    cheap to replay (NOTE(memo-by-path)). The result is locally minimal, not shortest."""
+
+    def __init__(self, slices: list[ActionSlice], judge: Callable[[tuple[int, ...]], RunFailed | None],
+                 *, deadline: float | None, on_try: Callable[[], None] | None = None) -> None:
+        self.slices = slices
+        self.judge = judge
+        self.deadline = deadline
+        self.on_try = on_try
+        self.tries = 0
+        self.timed_out = False
+        self.owner = [0] * (slices[-1].hi if slices else 0)
+        for a, sl in enumerate(slices):
+            self.owner[sl.lo:sl.hi] = [a] * (sl.hi - sl.lo)
+
+    def _late(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    def _try(self, best: RunFailed, path: tuple[int, ...]) -> RunFailed | None:
+        self.tries += 1
+        if self.on_try is not None:
+            self.on_try()
+        got = self.judge(path)
+        if got is not None and got.kind == best.kind and len(got.path) <= len(best.path):
+            return got
+        return None
+
+    def shrink(self, failure: RunFailed) -> RunFailed:
+        best = failure
+        while not self._late():
+            before = best.path
+            best = self._delete_chunks(best)
+            best = self._rename_requests(best)
+            best = self._lower_arguments(best)
+            if best.path == before:
+                break
+        return best
+
+    def _delete_chunks(self, best: RunFailed) -> RunFailed:
+        chunk = max(1, len(best.path) // 2)
+        while chunk >= 1 and not self._late():
+            i = len(best.path) - chunk
+            while i >= 0 and not self._late():
+                path = best.path
+                got = self._try(best, path[:i] + path[i + chunk:])
+                if got is not None:
+                    best = got
+                i = min(i, len(best.path)) - chunk
+            chunk //= 2
+        return best
+
+    def _rename_requests(self, best: RunFailed) -> RunFailed:
+        order: dict[int, int] = {}
+        for b in best.path:
+            sl = self.slices[self.owner[b]]
+            for v, is_req in zip(_unrank(sl, b), sl.requests):
+                if is_req and v not in order:
+                    order[v] = len(order)
+        if all(k == v for k, v in order.items()) or self._late():
+            return best
+        renamed = []
+        for b in best.path:
+            sl = self.slices[self.owner[b]]
+            picks = [order[v] if is_req else v for v, is_req in zip(_unrank(sl, b), sl.requests)]
+            renamed.append(_rank(sl, picks))
+        return self._try(best, tuple(renamed)) or best
+
+    def _lower_arguments(self, best: RunFailed) -> RunFailed:
+        i = 0
+        while i < len(best.path) and not self._late():
+            b = best.path[i]
+            sl = self.slices[self.owner[b]]
+            picks = _unrank(sl, b)
+            for k in range(len(picks)):
+                for lower in range(picks[k]):
+                    if self._late():
+                        return best
+                    cand = list(picks)
+                    cand[k] = lower
+                    path = best.path[:i] + (_rank(sl, cand),) + best.path[i + 1:]
+                    got = self._try(best, path)
+                    if got is not None:
+                        best = got
+                        picks = cand
+                        break
+            i += 1
+        return best
+
+
+# --------------------------------------------------------------------------- the Hypothesis side
+
+
+@dataclass
+class Search:
+    """What one check shares between its Hypothesis runs: the explorer, counters, coverage."""
+
+    explorer: Explorer
+    start: float
+    max_seconds: float | None
+    reporter: Reporter | None
+    report_every: float
+    runs: int = 0
+    steps: int = 0
+    longest: int = 0
+    seen: set[int] = field(default_factory=set)
+    fired: set[str] = field(default_factory=set)
+    enabled: set[str] = field(default_factory=set)
+    pending: list[str] = field(default_factory=list)
+    reached: set[str] = field(default_factory=set)
+    found: bool = False
+    expired: bool = False
+    last_report: float = 0.0
+    phase: str = "search"
+
+    def out_of_time(self) -> bool:
+        """True once max_seconds has passed while no failure is known."""
+        if self.found or self.max_seconds is None:
+            return False
+        if time.monotonic() - self.start >= self.max_seconds:
+            self.expired = True
+        return self.expired
+
+    def tick(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.reporter is not None and (force or now - self.last_report >= self.report_every):
+            self.last_report = now
+            self.reporter(Progress(len(self.seen), self.steps, self.longest, now - self.start,
+                                   self.runs, self.phase))
+
+
+class MachineBase(RuleBasedStateMachine):
+    """One run of the model: the path so far and the node it reached.
+
+    A rule's precondition is that its action has an enabled binding in the current state.
+    At a deadlock (no action enabled) every rule is a valid no-op instead, so a finished
+    protocol ends its run quietly rather than as Hypothesis's "no progress can be made".
+    Subclasses judge each step (`judge_step`); this one fails on any violated property."""
+
+    search: Search
+
+    def __init__(self) -> None:
+        super().__init__()
+        search = self.search
+        if search.out_of_time():
+            raise TimeUp
+        # After a failure Hypothesis only replays it (no shrink phase): not counted again.
+        self.counted = not search.found
+        self.explorer = search.explorer
+        self.path: tuple[int, ...] = ()
+        self.node = self.explorer.root
+        self.deadlock: bool | None = None
+
+    def _enabled(self, a: int) -> bool:
+        b = self.explorer.first_enabled(self.path, self.node, a)
+        if b is not None:
+            self.search.enabled.add(self.explorer.slices[a].name)
+        return b is not None
+
+    def may_fire(self, a: int) -> bool:
+        """The rule's precondition (see the class docstring)."""
+        if self._enabled(a):
+            return True
+        if self.deadlock is None:
+            self.deadlock = not any(self._enabled(k) for k in range(len(self.explorer.slices)))
+        return self.deadlock
+
+    def fire(self, a: int, picks: list[int]) -> None:
+        search = self.search
+        if search.out_of_time():
+            raise TimeUp
+        sl = self.explorer.slices[a]
+        b = self.explorer.scan(self.path, self.node, a, _rank(sl, picks))
+        if b is None:
+            return  # a deadlock: nothing can fire
+        child = self.explorer.child(self.path, self.node, b)
+        assert child is not None
+        self.path = self.path + (b,)
+        self.node = child
+        self.deadlock = None
+        if self.counted:
+            search.steps += 1
+            search.fired.add(sl.name)
+            search.longest = max(search.longest, len(self.path))
+            search.seen.add(hash(child.state))
+        self.judge_step(b, child)
+        if search.pending:
+            got = self.explorer.interp.sometimes_hits(child.state, search.pending)
+            if got:
+                search.reached.update(got)
+                search.pending = [n for n in search.pending if n not in got]
+        self._note_enabled()
+        search.tick()
+
+    def judge_step(self, b: int, child: Node) -> None:
+        """Fail the run if arriving at `child` violates a property."""
+        flags = self.explorer.flags_at(child)
+        if flags:
+            self.fail(RunFailed(primary(flags), self.path, flags))
+
+    def fail(self, failure: RunFailed) -> None:
+        self.search.found = True
+        raise failure
+
+    def _note_enabled(self) -> None:
+        """Look at the actions not yet seen enabled, so that the coverage can say which never were."""
+        search = self.search
+        if len(search.enabled) < len(self.explorer.slices):
+            for a in range(len(self.explorer.slices)):
+                if self.explorer.slices[a].name not in search.enabled:
+                    self._enabled(a)
+
+    def teardown(self) -> None:
+        """Count the run, unless Hypothesis discarded it as invalid (a rejected draw)."""
+        ending = sys.exc_info()[1]  # the exception ending the run, if any
+        if self.counted and (ending is None or isinstance(ending, RunFailed)):
+            self.search.runs += 1
+
+
+def machine_class(model: Model, search: Search, base: type[MachineBase] = MachineBase) -> type[MachineBase]:
+    """A RuleBasedStateMachine with one rule per action of `model`, derived from `base`."""
+    namespace: dict[str, Any] = {"search": search, "__module__": __name__}
+    decls = list(model.spec_cls._actions.values())
+    for a, (decl, sl) in enumerate(zip(decls, search.explorer.slices)):
+        strategies = {f"arg_{k}": st.integers(0, size - 1) for k, size in enumerate(sl.sizes)}
+
+        def fire(self: MachineBase, _a: int = a, _n: int = len(sl.sizes), **picks: int) -> None:
+            self.fire(_a, [picks[f"arg_{k}"] for k in range(_n)])
+
+        fire.__name__ = sl.name
+        fire.__qualname__ = f"{model.spec_cls.__name__}Machine.{sl.name}"
+        fire.__doc__ = decl.doc or None
+        def enabled(self: MachineBase, _a: int = a) -> bool:
+            return self.may_fire(_a)
+
+        guarded = precondition(enabled)(rule(**strategies)(fire))  # type: ignore[call-overload]
+        namespace[f"rule_{sl.name}"] = guarded
+    return type(f"{model.spec_cls.__name__}Machine", (base,), namespace)
+
+
+def model_key(model: Model, salt: str = "") -> bytes:
+    """A stable key naming this model (spec class and file, parameters, fixes) for Hypothesis:
+    its example database key and, when derandomised, the source of its fixed seed."""
+    text = repr((salt, model.spec_cls.__qualname__, Path(model.spec_cls.source_file()).name,
+                 sorted(model.env.items()), list(model.spec.fixes)))
+    return hashlib.sha256(text.encode()).digest()
+
+
+def build_settings(*, runs: int, steps: int, database: Any, profile: str | settings | None) -> settings:
+    """Hypothesis settings for a check: the profile, then runs, steps and the database."""
+    if isinstance(profile, settings):
+        base = profile
+    else:
+        name = profile or "default"
+        if name in PROFILES:
+            base = settings(**PROFILES[name])
+        else:
+            try:
+                base = settings.get_profile(name)
+            except InvalidArgument:
+                known = ", ".join(PROFILES)
+                raise UsageError(
+                    f"unknown fuzz profile {name!r}: use one of {known}, or the name of a profile"
+                    " registered with hypothesis.settings.register_profile"
+                ) from None
+    db: ExampleDatabase | None
+    if base.derandomize:
+        db = None
+    elif database == USE_DEFAULT_DATABASE:
+        db = DirectoryBasedExampleDatabase(str(DEFAULT_DATABASE))
+    elif database is None or isinstance(database, ExampleDatabase):
+        db = database
+    elif isinstance(database, str | Path):
+        db = DirectoryBasedExampleDatabase(str(database))
+    else:
+        raise UsageError(f"database={database!r}: give a directory, an ExampleDatabase, or None")
+    return settings(
+        base,
+        max_examples=runs,
+        stateful_step_count=steps,
+        database=db,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        # Shrinking is done on paths (NOTE(shrink-paths)); the explain phase only annotates
+        # Hypothesis's own report, which is never shown.
+        phases=[p for p in base.phases if p not in (Phase.shrink, Phase.explain)],
+    )
+
+
+def run_search(model: Model, search: Search, hsettings: settings, seed: int | None,
+               base: type[MachineBase] = MachineBase, salt: str = "") -> RunFailed | None:
+    """Run the Hypothesis search; the first failing run, or None. Ctrl-C propagates."""
+    machine = machine_class(model, search, base)
+    test = get_state_machine_test(machine, settings=hsettings)
+    key = model_key(model, salt)
+    test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
+    test.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    if seed is not None:
+        test = hypothesis_seed(seed)(test)
+    try:
+        with with_reporter(lambda _text: None):
+            test()
+    except RunFailed as e:
+        return e
+    except TimeUp:
+        pass
+    return None
+
+
+def choose_seed(seed: int | None, hsettings: settings) -> int | None:
+    """The seed to run with: the one given, none when derandomised, else a fresh one to report."""
+    if seed is None and not hsettings.derandomize:
+        return random.SystemRandom().randrange(2**32)
+    return seed
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+def check(
+    model: Model,
+    *,
+    runs: int = DEFAULT_RUNS,
+    steps: int = DEFAULT_STEPS,
+    seed: int | None = None,
+    database: Any = USE_DEFAULT_DATABASE,
+    profile: str | settings | None = None,
+    max_seconds: float | None = None,
+    max_shrink_seconds: float | None = DEFAULT_SHRINK_SECONDS,
+    reporter: Reporter | None = None,
+    report_every: float = 0.5,
+) -> CheckResult:
+    """Fuzz `model` with Hypothesis: `runs` runs of at most `steps` steps each.
+
+    `seed` makes the runs reproducible (without one, a seed is chosen and reported in the
+    coverage, unless the profile is derandomised). `database`: a directory or Hypothesis
+    ExampleDatabase that replays known failures first ("default": .ownership/examples;
+    None: off). `profile`: "default", "ci" (derandomised, no database), a registered
+    Hypothesis profile name, or a settings object. `max_seconds` stops the search for a
+    violation (verdict inconclusive); `max_shrink_seconds` bounds shrinking one."""
+    if runs < 1 or steps < 1:
+        raise UsageError(f"runs={runs}, steps={steps}: both must be at least 1")
+    hsettings = build_settings(runs=runs, steps=steps, database=database, profile=profile)
+    seed = choose_seed(seed, hsettings)
+    start = time.monotonic()
+    explorer = Explorer(model)
+    search = Search(explorer, start, max_seconds, reporter, report_every, last_report=start)
+    search.pending = [p.name for p in model.sometimes]
+    names = [sl.name for sl in explorer.slices]
+    initial = explorer.root.state_flags or []
+    if not initial:
+        got = explorer.interp.sometimes_hits(model.initial, search.pending)
+        search.reached.update(got)
+        search.pending = [n for n in search.pending if n not in got]
+
+    failure: RunFailed | None = None
+    stopped_by = "max-runs"
+    if initial:
+        failure = RunFailed(primary(initial), (), initial)
+    elif model.bindings:
+        try:
+            failure = run_search(model, search, hsettings, seed)
+        except KeyboardInterrupt:
+            stopped_by = "interrupt"
+    if search.expired and failure is None:
+        stopped_by = "max-seconds"
+
+    def coverage(stop: str | None) -> Coverage:
+        never_fired = tuple(n for n in names if n not in search.fired)
+        return Coverage(len(search.seen), search.steps, search.longest, complete=False, stopped_by=stop,
+                        seconds=time.monotonic() - start, runs=search.runs, never_fired=never_fired,
+                        never_enabled=tuple(n for n in never_fired if n not in search.enabled), seed=seed)
+
+    sometimes: dict[str, bool | None] = {p.name: (True if p.name in search.reached else None) for p in model.sometimes}
+    if failure is None:
+        verdict = Verdict.BOUNDED if stopped_by == "max-runs" else Verdict.INCONCLUSIVE
+        return CheckResult(verdict, coverage(stopped_by), "fuzz", sometimes=sometimes)
+
+    cov = coverage("violation")
+    search.phase = "shrink"
+    search.tick(force=True)
+
+    def judge(path: tuple[int, ...]) -> RunFailed | None:
+        walked = explorer.walk(path)
+        if walked is None or not walked[1]:
+            return None
+        nodes, flags = walked
+        return RunFailed(primary(flags), path[:len(nodes) - 1], flags)
+
+    deadline = None if max_shrink_seconds is None else time.monotonic() + max_shrink_seconds
+    shrinker = PathShrinker(explorer.slices, judge, deadline=deadline, on_try=search.tick)
+    best = judge(failure.path) or failure
+    best = shrinker.shrink(best)
+    walked = explorer.walk(best.path)
+    assert walked is not None and walked[1], "a shrunk path still fails"
+    nodes, flags = walked
+    bindings: list[Binding] = [model.bindings[b] for b in best.path]
+    trace = build_trace(model, [n.state for n in nodes], bindings, flags, engine="fuzz")
+    result = CheckResult(Verdict.VIOLATED, cov, "fuzz", trace=trace, sometimes=sometimes)
+    result.shrink = {"tries": shrinker.tries, "steps_before": len(failure.path),  # type: ignore[attr-defined]
+                     "timed_out": shrinker.timed_out, "seconds": time.monotonic() - start - cov.seconds}
+    return result

@@ -1,0 +1,56 @@
+"""The pytest plugin of ownership (entry point `pytest11`): options for ownership.testing.
+
+    pytest --ownership-profile ci --ownership-runs 500
+
+`--ownership-profile`: "default" (random, with the example database under .ownership/),
+"ci" (derandomised: the same runs on every machine) or a registered Hypothesis profile;
+without it, "ci" when the CI environment variable is set. `--ownership-runs` and
+`--ownership-steps`: runs per check and steps per run, for every check_spec and
+check_conformance call that does not pass its own. `--ownership-seed` repeats a search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("ownership", "ownership: spec and conformance checks (ownership.testing)")
+    group.addoption("--ownership-profile", default=None, metavar="NAME",
+                    help="fuzz profile: default, ci (derandomised), or a registered Hypothesis profile"
+                         " (default: ci when $CI is set, else default)")
+    group.addoption("--ownership-runs", type=int, default=None, metavar="N",
+                    help="runs per check_spec / check_conformance call (default 100)")
+    group.addoption("--ownership-steps", type=int, default=None, metavar="N",
+                    help="steps per run (default 50)")
+    group.addoption("--ownership-seed", type=int, default=None, metavar="N",
+                    help="seed for every check, to repeat a search")
+
+
+def pytest_configure(config: Any) -> None:
+    from .testing import DEFAULTS
+
+    profile = config.getoption("--ownership-profile")
+    runs = config.getoption("--ownership-runs")
+    steps = config.getoption("--ownership-steps")
+    for name, value in (("--ownership-runs", runs), ("--ownership-steps", steps)):
+        if value is not None and value < 1:
+            import pytest
+
+            raise pytest.UsageError(f"{name}={value}: must be at least 1")
+    if profile is not None:
+        DEFAULTS.profile = profile
+    if runs is not None:
+        DEFAULTS.runs = runs
+    if steps is not None:
+        DEFAULTS.steps = steps
+    seed = config.getoption("--ownership-seed")
+    if seed is not None:
+        DEFAULTS.seed = seed
+
+
+def pytest_report_header(config: Any) -> str:
+    from .testing import DEFAULTS
+
+    seed = f", seed {DEFAULTS.seed}" if DEFAULTS.seed is not None else ""
+    return f"ownership: profile {DEFAULTS.resolved_profile()}, {DEFAULTS.runs} runs of up to {DEFAULTS.steps} steps{seed}"

@@ -1,0 +1,166 @@
+"""ownership.testing: check_spec in one line, and the conformance harness on the example allocator.
+
+The example under examples/allocator (spec, real allocator, adapter) is the one docs/testing.md
+walks through; these tests keep it working. All checks use the derandomised "ci" profile and
+few runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ownership import Request, Spec, action, ints, per_request, pool
+from ownership.errors import UsageError
+from ownership.result import Verdict
+from ownership.testing import (
+    ConformanceError,
+    Ownership,
+    SpecViolated,
+    check_conformance,
+    check_spec,
+    conformance,
+)
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "allocator"
+SPEC = str(EXAMPLE / "toy_allocator_spec.py")
+CI = {"profile": "ci", "runs": 40, "steps": 20}
+
+
+@pytest.fixture()
+def example(monkeypatch):
+    """The example's modules (toy_allocator, toy_allocator_adapter), importable by name."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    import toy_allocator_adapter
+
+    return toy_allocator_adapter
+
+
+class Counter(Spec):
+    """One request takes pages one at a time and gives them all back."""
+
+    kv = pool(3)
+    table = per_request(kv)
+
+    @action
+    def take(self, s, r: Request):
+        """Take one more page."""
+        s.table[r] = s.table[r] | s.alloc("kv", r, 1)
+
+    @action
+    def give_back(self, s, r: Request, n: ints(0, 1)):
+        """Give every page back (n is only there to have a second argument)."""
+        s.require(s.table[r] != 0)
+        s.free("kv", r, s.table[r])
+        s.table[r] = 0
+
+
+def test_check_spec_returns_a_bounded_result_for_a_fixed_spec():
+    """A spec without violations passes check_spec and reports bounded coverage, never verified."""
+    result = check_spec("sglang_pd", fixes=["door-retire"], **CI, database=None)
+    assert result.verdict is Verdict.BOUNDED
+    assert result.coverage.runs == 40
+
+
+def test_check_spec_fails_with_the_rendered_trace():
+    """A violation fails the test with the property, the explanation and the numbered steps."""
+    with pytest.raises(SpecViolated) as info:
+        check_spec("sglang_pd", **CI, database=None)
+    text = str(info.value)
+    assert "violates stale-read" in text and "cross-request leak" in text
+    assert "6  [decode] decode_commit(r=r1)  <-- violation" in text
+    assert info.value.result.trace.engine == "fuzz"
+
+
+def test_check_spec_takes_a_spec_class_and_the_explicit_engine():
+    """A Spec class written in a test can be checked exhaustively too."""
+    result = check_spec(Counter, engine="explicit")
+    assert result.verdict is Verdict.VERIFIED
+
+
+def test_the_checked_allocator_conforms_and_refuses_the_double_free(example):
+    """Every run matches the model page for page, and runs with a double free end in a refusal."""
+    result = check_conformance(SPEC, example.CheckedToyAllocatorAdapter, **CI)
+    assert result.ok and result.verdict is Verdict.BOUNDED
+    assert result.refusals > 0
+    assert result.coverage.never_fired == ()
+
+
+def test_an_allocator_that_accepts_a_double_free_is_reported_with_a_shrunk_run(example):
+    """The unchecked allocator accepts a double free: reported as double-free at step 3 of a
+    3-step run, with the model's and the implementation's pools side by side."""
+    result = conformance(SPEC, example.ToyAllocatorAdapter, **CI)
+    assert result.kind == "double-free"
+    assert [s.label() for s in result.trace.steps[1:]] == ["alloc(r=r1, n=1)", "free(r=r1)", "free_twice(r=r1)"]
+    assert result.implementation_side["kv"] == "free [0 0 1 2 3]"
+    assert result.model_side["kv"] == "free [0 1 2 3]"
+    assert "on the implementation's free list twice" in result.report
+    with pytest.raises(ConformanceError, match="FAILED: double-free at step 3"):
+        check_conformance(SPEC, example.ToyAllocatorAdapter, **CI)
+
+
+def test_a_different_free_list_order_diverges_by_page_but_conforms_up_to_renaming(example):
+    """An allocator that appends freed pages (FIFO) differs from the LIFO spec page by page, and
+    agrees with it once pages are matched at allocation ("renamed")."""
+
+    class FifoAdapter(example.CheckedToyAllocatorAdapter):
+        def free(self, r: int) -> None:
+            pages = self.table.pop(r)
+            for p in pages:
+                self.allocator.owner.pop(p)
+            self.allocator.free_pages = self.allocator.free_pages + sorted(pages)
+            self.freed[r] = pages
+
+    by_page = conformance(SPEC, FifoAdapter, **CI)
+    assert by_page.kind == "divergence"
+    assert "the model has free pages" in by_page.report
+    renamed = conformance(SPEC, FifoAdapter, match="renamed", **CI)
+    assert renamed.ok, renamed.report
+
+
+def test_an_unexpected_error_in_the_implementation_is_reported_with_both_sides(example):
+    """An exception that is not a Refused is an implementation error at its step."""
+
+    class Broken(example.CheckedToyAllocatorAdapter):
+        def free(self, r: int) -> None:
+            raise KeyError("no such request")
+
+    result = conformance(SPEC, Broken, **CI)
+    assert result.kind == "error"
+    assert "raised KeyError" in result.report and "At step 2, free(r=r1)" in result.report
+
+
+def test_an_adapter_without_a_method_for_an_action_is_a_usage_error(example):
+    """The harness names the missing action method and the spec's actions."""
+
+    class Partial:
+        def __init__(self, params):
+            pass
+
+        def alloc(self, r, n):
+            pass
+
+        def fre(self, r):
+            pass
+
+        def observe(self):
+            return Ownership(free=[0, 1, 2, 3])
+
+    with pytest.raises(UsageError, match="lacks free, free_twice.*Did you mean 'fre'"):
+        conformance(SPEC, Partial, **CI)
+
+
+def test_the_pytest_plugin_sets_the_profile_and_the_number_of_runs():
+    """`-p ownership.pytest_plugin --ownership-runs N` runs the example's own tests with N runs."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "ownership.pytest_plugin", "-p", "no:cacheprovider",
+         "--ownership-profile", "ci", "--ownership-runs", "15", "--ownership-steps", "10",
+         str(EXAMPLE), "-v"],
+        capture_output=True, text=True, cwd=EXAMPLE, timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ownership: profile ci, 15 runs of up to 10 steps" in out.stdout
+    assert "2 passed" in out.stdout
