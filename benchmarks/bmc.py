@@ -8,7 +8,7 @@
    best of `--repeat`, with the ratio.
 3. `prove` on the fixed spec, and the parametric question (prefill_pool symbolic).
 
-Prints a Markdown table; benchmarks/RESULTS-bmc.md records a run. Not a test: timings depend
+Prints a Markdown table; benchmarks/RESULTS.md (section "The symbolic engine") records a run. Not a test: timings depend
 on the machine (STYLE.md, "Benchmarks live in benchmarks/").
 """
 

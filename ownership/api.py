@@ -76,17 +76,23 @@ def check(
     seed: int | None = None,
     profile: str | None = None,
     database: Any = "default",
+    max_memory: int | None = None,
+    workers: int = 1,
+    symmetry: bool = False,
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
     `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`.
-    `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search."""
+    `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search.
+    `max_memory`, `workers`, `symmetry` (explicit only): the batch engine's search."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
     if symbolic and engine != "bmc":
         raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
     if engine != "fuzz" and any(v is not None for v in (runs, steps, seed, profile)):
         raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
+    if engine != "explicit" and (symmetry or workers != 1 or max_memory is not None):
+        raise UsageError("--symmetry, --workers and --max-memory belong to the explicit engine")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
     if engine == "bmc":
         from .engines import bmc
@@ -103,16 +109,28 @@ def check(
                             profile=profile, database=database, max_seconds=max_seconds, reporter=reporter)
         result.model = model  # type: ignore[attr-defined]
     else:
-        from .engines import explicit
+        from .engines import batch, explicit
 
-        result = explicit.check(model, max_states=max_states, max_depth=max_depth,
-                                max_seconds=max_seconds, reporter=reporter)
+        # The batch (numpy) engine is the explicit engine whenever the pools fit 64-bit page
+        # sets; the per-state engine covers larger pools, with the same results (tests/test_batch.py).
+        why_not = batch.supports(model)
+        if why_not is None:
+            result = batch.check(model, max_states=max_states, max_depth=max_depth,
+                                 max_seconds=max_seconds, max_memory=max_memory,
+                                 workers=workers, symmetry=symmetry, reporter=reporter)
+        elif symmetry or workers > 1 or max_memory is not None:
+            raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and {why_not}")
+        else:
+            result = explicit.check(model, max_states=max_states, max_depth=max_depth,
+                                    max_seconds=max_seconds, reporter=reporter)
         result.model = model  # type: ignore[attr-defined]
     limits = ""
     for flag, value in (("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds)):
         if value is not None:
             limits += f" {flag} {value}"
     limits += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
+    if symmetry:
+        limits += " --symmetry"
     for flag, value in (("--runs", runs), ("--steps", steps), ("--profile", profile)):
         if value is not None:
             limits += f" {flag} {shlex.quote(str(value))}"

@@ -8,6 +8,7 @@ and exit code 2, never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -55,6 +56,14 @@ def _params(pairs: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
+def _size(text: str) -> int:
+    """A memory size such as 4G, 512M, 1.5GiB or 1000000 (bytes)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.I)
+    if m is None:
+        raise UsageError(f"--max-memory {text!r}: expected a size such as 4G, 512M or 1000000")
+    return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+
+
 class _Progress:
     """Prints a progress line on stderr once a run has lasted a second."""
 
@@ -74,7 +83,9 @@ class _Progress:
             line = f"  {p.describe()}"
         else:
             rate = p.states / p.seconds if p.seconds else 0.0
-            line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s, {p.seconds:.0f} s"
+            memory = getattr(p, "memory_bytes", 0)
+            mem = f", {memory / 2**20:,.0f} MB" if memory else ""
+            line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s{mem}, {p.seconds:.0f} s"
         click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
         self.printed = True
 
@@ -98,6 +109,9 @@ class _Progress:
 @click.option("--max-depth", "--depth", "max_depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded). bmc: the unrolling bound (default 20).")
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+@click.option("--symmetry/--no-symmetry", default=False, show_default=True, help="Store one state per renaming of interchangeable requests; the coverage says how many states they stand for.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes for an exhaustive search: the parent keeps the visited states, the others expand.")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the search holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
 @click.option("--runs", type=click.IntRange(min=1), help="fuzz: runs to try (default 200).")
 @click.option("--steps", type=click.IntRange(min=1), help="fuzz: steps per run at most (default 50).")
 @click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
@@ -105,19 +119,23 @@ class _Progress:
 def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
-          symbolic: tuple[str, ...], max_seconds: float | None, runs: int | None, steps: int | None,
-          seed: int | None, profile: str | None) -> None:
+          symbolic: tuple[str, ...], max_seconds: float | None, symmetry: bool, workers: int,
+          max_memory: str | None, runs: int | None, steps: int | None, seed: int | None,
+          profile: str | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
 
     A violation comes with a shortest counterexample; a pass says what was covered."""
+    from .engines.batch import keep_freed_memory
     from .render.text import render_check
 
+    keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
     progress = _Progress()
     try:
         result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                            reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
-                           profile=profile)
+                           profile=profile, symmetry=symmetry, workers=workers,
+                           max_memory=_size(max_memory) if max_memory else None)
     finally:
         progress.close()
     if out and result.trace is not None:

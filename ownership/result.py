@@ -75,11 +75,16 @@ class Coverage:
         """What was covered, in words, never more than that."""
         if self.runs is not None:
             return self._describe_runs()
-        before = ("" if self.states_before_symmetry is None
-                  else f" ({self.states_before_symmetry:,} before symmetry)")
-        if self.complete:
-            return f"all {self.states:,} reachable states{before} ({self.transitions:,} transitions, depth {self.depth})"
-        counts = f"{self.states:,} states{before}, {self.transitions:,} transitions"
+        if self.states_before_symmetry is not None:
+            if self.complete:
+                return (f"all {self.states_before_symmetry:,} reachable states, as {self.states:,} up to"
+                        f" symmetry ({self.transitions:,} transitions, depth {self.depth})")
+            counts = (f"{self.states:,} states up to symmetry ({self.states_before_symmetry:,} states),"
+                      f" {self.transitions:,} transitions")
+        elif self.complete:
+            return f"all {self.states:,} reachable states ({self.transitions:,} transitions, depth {self.depth})"
+        else:
+            counts = f"{self.states:,} states, {self.transitions:,} transitions"
         if self.stopped_by == "violation":
             return f"{counts} before the violation"
         within = "" if self.bound_depth is None else f"; every execution of at most {self.bound_depth} steps checked"

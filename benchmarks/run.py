@@ -1,0 +1,307 @@
+"""The benchmark suite: ownership's engines against SPIN on specs/sglang_pd.py, in one run.
+
+    python benchmarks/run.py            # runs everything, prints the table, rewrites RESULTS.md
+    python benchmarks/run.py --quick    # the default size only (a smoke test of the harness)
+
+For sglang_pd with --fix door-retire (so that every search is complete) at three sizes, each
+tool runs in its own process; the table gives states, states/s, peak memory (the process's
+maximum resident set), wall time and CPU time for
+
+  (a) the per-state engine (ownership.engines.explicit), capped at --cap seconds where it
+      would take longer (the row then says so and counts what it reached);
+  (b) the batch engine (ownership.engines.batch), one process, and with --workers 2;
+  (c) the batch engine with symmetry reduction;
+  (d) SPIN on benchmarks/peers/sglang_pd.pml: `spin -a`, gcc -O2, then ./pan; exhaustive,
+      no partial-order reduction (-DNOREDUCE), safety only.
+
+SPIN's state count must equal ours without reductions (the run fails loudly otherwise). The
+ratios against SPIN are computed from this same run. Wall times include the Python start-up
+and the spec's loading for ours, and the compilation for SPIN (also shown apart). The machine
+is shared: the load average is printed, and CPU time is shown beside wall time.
+
+Set-up: benchmarks/setup.sh installs SPIN from Debian's `spin` package (run.py calls it when
+`spin` is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PML = HERE / "peers" / "sglang_pd.pml"
+FIXES = ("door-retire",)
+
+#: (name, spec parameters): the spec's default, a medium size, and one of over 5 M states.
+SIZES = [
+    ("default", {}),
+    ("medium", {"requests": 4, "decode_pool": 3}),
+    ("large", {"requests": 4, "decode_pool": 5}),
+]
+DEFAULTS = {"requests": 2, "context": 3, "prefill_pool": 2, "decode_pool": 4}
+
+
+@dataclass
+class Row:
+    """One measured run."""
+
+    size: str
+    tool: str
+    states: int
+    seconds: float              # wall time of the whole process (SPIN: compile + run)
+    cpu: float                  # user + system time of the process(es)
+    peak_mb: float
+    verdict: str = ""
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+
+# --------------------------------------------------------------------------- child processes
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run one of our engines in this (child) process and print one JSON line."""
+    from ownership.api import model_for
+    from ownership.engines import batch, explicit
+
+    params = json.loads(args.params)
+    model = model_for("sglang_pd", params=params, fixes=FIXES)
+    if args.child == "explicit":
+        result = explicit.check(model, max_seconds=args.cap)
+    else:
+        result = batch.check(model, symmetry=args.child == "symmetry", workers=args.workers)
+    cov = result.coverage
+    print(json.dumps({
+        "verdict": result.verdict.word, "states": cov.states, "transitions": cov.transitions,
+        "engine_seconds": cov.seconds, "complete": cov.complete,
+        "before_symmetry": getattr(cov, "states_before_symmetry", None),
+        "bits": getattr(cov, "bits_per_state", None),
+    }))
+
+
+def measured(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float, float]:
+    """Run a command; (stdout, wall seconds, CPU seconds, peak resident MB) from its rusage."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read().decode(), err.read().decode()
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{errors[-2000:]}")
+    return text, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def ours(size: str, params: dict, tool: str, cap: float, workers: int = 1) -> Row:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", tool, "--params", json.dumps(params),
+           "--cap", str(cap), "--workers", str(workers)]
+    out, wall, cpu, peak = measured(cmd, cwd=ROOT)
+    data = json.loads(out.strip().splitlines()[-1])
+    name = {"explicit": "(a) per-state engine", "batch": "(b) batch engine",
+            "symmetry": "(c) batch + symmetry"}[tool]
+    if tool == "batch" and workers > 1:
+        name = f"(b) batch engine, --workers {workers}"
+    note = ""
+    if tool == "explicit" and not data["complete"]:
+        note = f"capped at {cap:.0f} s: {data['states']:,} states reached, not complete"
+    if tool == "symmetry":
+        note = f"{data['states']:,} representatives stand for {data['before_symmetry']:,} states"
+    if tool in ("batch", "symmetry") and data["engine_seconds"] > 0:
+        note = (note + "; " if note else "") + (
+            f"search alone {data['engine_seconds']:.2f} s ({data['states'] / data['engine_seconds']:,.0f} states/s)")
+    row = Row(size, name, data["states"], wall, cpu, peak, data["verdict"], note, data)
+    if tool == "symmetry":
+        row.extra["rate_before"] = data["before_symmetry"] / wall
+    return row
+
+
+def spin(size: str, params: dict, workdir: Path) -> Row:
+    p = {**DEFAULTS, **params}
+    defines = [f"-DR={p['requests']}", f"-DC={p['context']}", f"-DPP={p['prefill_pool']}",
+               f"-DDP={p['decode_pool']}"] + [f"-D{f.upper().replace('-', '_')}=1" for f in FIXES]
+    out_a, wall_a, cpu_a, _ = measured(["spin", "-a", *defines, str(PML)], cwd=workdir)
+    out_c, wall_c, cpu_c, _ = measured(["gcc", "-O2", "-w", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=16384",
+                                        "-o", "pan", "pan.c"], cwd=workdir)
+    expected = {"default": 903, "medium": 892_665, "large": 7_286_733}.get(size, 1 << 20)
+    w = max(20, min(30, expected.bit_length() + 1))
+    out, wall_r, cpu_r, peak = measured(["./pan", "-m1000000", f"-w{w}"], cwd=workdir)
+    stored = re.search(r"(\d+) states, stored", out)
+    errors = re.search(r"errors: (\d+)", out)
+    trans = re.search(r"(\d+) transitions \(= stored\+matched\)", out)
+    if not stored or not errors or int(errors.group(1)) != 0:
+        raise RuntimeError(f"SPIN did not complete cleanly:\n{out[-2000:]}")
+    compile_s = wall_a + wall_c
+    row = Row(size, "(d) SPIN 6.5 (compile + run)", int(stored.group(1)), compile_s + wall_r,
+              cpu_a + cpu_c + cpu_r, peak, "verified",
+              f"compile {compile_s:.2f} s, run {wall_r:.2f} s ({int(stored.group(1)) / wall_r:,.0f} states/s run only)")
+    row.extra = {"compile": compile_s, "run": wall_r, "transitions": int(trans.group(1)) if trans else None}
+    return row
+
+
+# --------------------------------------------------------------------------- the suite
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores (nproc), {cpu}, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+
+
+def spin_version() -> str:
+    try:
+        return subprocess.run(["spin", "-V"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "not installed"
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def incident() -> list[str]:
+    """The incident's first counterexample: the whole `ownership check specs/sglang_pd.py`
+    process, as the CLI runs it, and the batch engine in a fresh process."""
+    lines = []
+    exe = shutil.which("ownership")
+    if exe:
+        _, wall, cpu, peak = measured([exe, "check", "specs/sglang_pd.py"], cwd=ROOT)
+        lines.append(f"| `ownership check specs/sglang_pd.py` (the CLI as installed) | {wall:.2f} | {cpu:.2f} | {peak:.0f} |")
+    code = ("from ownership.api import model_for; from ownership.engines import batch;"
+            " r = batch.check(model_for('specs/sglang_pd.py')); assert r.violation.property == 'stale-read'")
+    _, wall, cpu, peak = measured([sys.executable, "-c", code], cwd=ROOT)
+    lines.append(f"| a fresh `python` process: load the spec, batch engine, counterexample | {wall:.2f} | {cpu:.2f} | {peak:.0f} |")
+    return lines
+
+
+def table(rows: list[Row]) -> list[str]:
+    out = ["| size | tool | states | wall s | states/s | CPU s | peak MB | note |",
+           "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        out.append(f"| {r.size} | {r.tool} | {r.states:,} | {r.seconds:.2f} | {r.rate:,.0f} | {r.cpu:.2f} |"
+                   f" {r.peak_mb:,.0f} | {r.note} |")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--params", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--cap", type=float, default=60.0, help="time cap of the per-state engine, seconds (default 60)")
+    ap.add_argument("--quick", action="store_true", help="the default size only")
+    ap.add_argument("--no-write", action="store_true", help="print the table, leave RESULTS.md alone")
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    if shutil.which("spin") is None:
+        subprocess.run(["bash", str(HERE / "setup.sh")], check=True)
+    sizes = SIZES[:1] if args.quick else SIZES
+    started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
+    rows: list[Row] = []
+    ratios: list[str] = []
+    targets: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="ownership-bench-") as tmp:
+        for size, params in sizes:
+            print(f"== {size} {params or '(defaults)'}", file=sys.stderr)
+            a = ours(size, params, "explicit", args.cap)
+            b = ours(size, params, "batch", args.cap)
+            rows_here = [a, b]
+            if size == "large":
+                rows_here.append(ours(size, params, "batch", args.cap, workers=2))
+            c = ours(size, params, "symmetry", args.cap)
+            d = spin(size, params, Path(tmp))
+            rows_here += [c, d]
+            for r in rows_here:
+                print(f"   {r.tool}: {r.states:,} states, {r.seconds:.2f} s", file=sys.stderr)
+            if d.states != b.states:
+                raise SystemExit(f"state counts differ at {size}: SPIN {d.states:,}, ours {b.states:,}")
+            if c.extra.get("before_symmetry") != b.states:
+                raise SystemExit(f"symmetry stands for {c.extra.get('before_symmetry')}, not {b.states}")
+            rows += rows_here
+            spin_run_rate = d.states / d.extra["run"]
+            ratios.append(
+                f"| {size} | {b.states:,} (= SPIN) | {b.rate / spin_run_rate:.2f}x | {d.seconds / b.seconds:.2f}x |"
+                f" {d.seconds / c.seconds:.2f}x | {a.rate / spin_run_rate:.3f}x |")
+            if size == "large":
+                search = b.extra["engine_seconds"]
+                targets.append(f"- batch engine without symmetry, one process, at the largest size: {b.rate:,.0f} states/s"
+                               f" wall for the whole process, {b.states / search:,.0f} for the search alone,"
+                               f" {b.states / b.cpu:,.0f} per CPU-second of the process: target 1,000,000 states/s"
+                               f" {'met' if b.rate >= 1e6 else 'met for the search alone, not for the whole process' if b.states / search >= 1e6 else 'NOT met'}.")
+                targets.append(f"- with symmetry, complete verdict at the largest size in {c.seconds:.2f} s wall against SPIN's"
+                               f" compile + run {d.seconds:.2f} s: target {'met' if c.seconds < d.seconds else 'NOT met'}.")
+                w2 = next(r for r in rows_here if "--workers 2" in r.tool)
+                targets.append(f"- workers: 1 process {b.seconds:.2f} s, 2 workers {w2.seconds:.2f} s"
+                               f" ({b.seconds / w2.seconds:.2f}x).")
+        inc = incident()
+    wall_inc = float(inc[-1].split("|")[2])
+    targets.append(f"- the incident's first counterexample, whole process: {wall_inc:.2f} s with the batch engine:"
+                   f" target (< 1 s) {'met' if wall_inc < 1 else 'NOT met'}.")
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Command: `python benchmarks/run.py` (after `bash benchmarks/setup.sh`), run {started}.",
+        f"Machine: {machine()}; SPIN: {spin_version()}; load average before {load_before}, after {load()}.",
+        f"Spec: specs/sglang_pd.py with --fix {' --fix '.join(FIXES)} (complete searches); sizes:"
+        + "; ".join(f" {n} = {p or 'defaults'}" for n, p in sizes) + ".",
+        "",
+        *table(rows),
+        "",
+        "Ratios from this run (SPIN's rate is its run alone; wall ratios are SPIN compile + run over ours):",
+        "",
+        "| size | states | batch states/s over SPIN's | SPIN wall / batch wall | SPIN wall / batch+symmetry wall | per-state engine rate over SPIN's |",
+        "|---|---:|---:|---:|---:|---:|",
+        *ratios,
+        "",
+        "The incident's first counterexample (`ownership check specs/sglang_pd.py`, no fix):",
+        "",
+        "| process | wall s | CPU s | peak MB |",
+        "|---|---:|---:|---:|",
+        *inc,
+        "",
+        "Targets (issue 7):",
+        "",
+        *targets,
+        "",
+        "Notes: every tool runs in its own process; peak MB is that process's maximum resident set"
+        " (for --workers 2, the parent's). SPIN counts one more transition than ours (its count includes"
+        " the step into the initial state); its state count is checked equal to ours. The machine is a"
+        " shared 2-core VM: other jobs' load shows in wall times (compare CPU s), and a first touch of"
+        " fresh memory is expensive there (docs/performance.md).",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write and not args.quick:
+        (HERE / "RESULTS.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,838 @@
+"""The batch explicit-state engine: level-synchronous breadth-first search over packed frontiers.
+
+The same search as ownership.engines.explicit (which stays the per-state reference), run a
+block of a BFS level at a time with the batch interpreter (ownership.interpret.batch):
+
+- states are packed rows (a few uint64 words, `Layout`), kept in one store by state id, in
+  the order the per-state engine would discover them; each keeps its parent and the binding
+  that produced it, so a violation is traced back to a shortest counterexample;
+- deduplication is whole-array work: a 64-bit hash per row and an open-addressing table
+  (hash -> state id) probed for a whole block at once; every equal hash is confirmed by
+  comparing the full rows, so a collision can never merge two states (a `verified` never rests
+  on a lossy fingerprint). Of several copies of a new state in a block the first in discovery
+  order wins, which keeps the store in discovery order without sorting;
+- the search reproduces the per-state engine: within a level, successors are ordered as that
+  engine discovers them (parent order, then binding order) and the first event in that order
+  ends the search (a bad write, a transition that violates a kernel property, a state that
+  violates an invariant or the leak property, the max-states limit), with the counts that
+  engine reports. So the trace is the same trace, rebuilt with build_trace and the concrete
+  interpreter's flags for its last step. State properties are evaluated when a state's block
+  is expanded (one unpacking per state); before an event is accepted, the states that the
+  per-state engine would have checked before it are checked;
+- with `symmetry=True` every successor is replaced by its canonical representative under
+  request renaming (ownership.engines.symmetry); the coverage then also says how many states
+  the representatives stand for, which equals the count without reduction;
+- limits: max-states and max-depth give `bounded`; max-seconds, Ctrl-C and memory (max_memory,
+  and always the machine's available memory: the engine stops before it would swap) give
+  `inconclusive` with the coverage so far;
+- `workers=N` runs N processes: N-1 forked workers expand blocks while the parent owns the
+  store and the table (inserting one block while the workers expand the next ones).
+
+Engines never print: progress goes to the reporter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import OwnershipError, UsageError
+from ..interpret.batch import MAX_POOL_PAGES, BatchModel
+from ..interpret.concrete import Concrete
+from ..lang.model import Model
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import build_trace
+
+#: Frontier rows expanded per block: large enough that numpy's per-call cost vanishes, small
+#: enough to stay cache-friendly; at most 65536 so that a row fits the 16-bit radix sort.
+BLOCK = 1 << 15
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+
+
+@dataclass
+class Progress:
+    """A snapshot of a running search, for a reporter (the fields of the explicit engine's
+    Progress, plus memory and rate)."""
+
+    states: int
+    transitions: int
+    depth: int
+    seconds: float
+    memory_bytes: int = 0
+    states_per_second: float = 0.0
+    states_before_symmetry: int | None = None
+
+
+Reporter = Callable[[Progress], None]
+
+
+def supports(model: Model) -> str | None:
+    """Why the batch engine cannot check this model (None when it can)."""
+    big = [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
+    if big:
+        return (f"the batch engine keeps page sets in 64-bit words, and pool {', '.join(big)} has more"
+                f" than {MAX_POOL_PAGES} pages")
+    return None
+
+
+# --------------------------------------------------------------------------- hashing and the table
+
+
+def row_hash(words: np.ndarray) -> np.ndarray:
+    """A well-mixed 64-bit hash of each packed row (words x n)."""
+    h = words[0].copy()
+    for w in words[1:]:
+        h ^= h >> np.uint64(31)
+        h *= _M1
+        h ^= w
+    h ^= h >> np.uint64(30)
+    h *= _M2
+    h ^= h >> np.uint64(27)
+    h *= _M3
+    h ^= h >> np.uint64(31)
+    return h
+
+
+class Store:
+    """Every visited state's packed words by state id: one row of `k` words per state (a
+    state's words share a cache line, so confirming a table hit costs one memory access).
+
+    The capacity is reserved up front (`np.empty` only reserves address space: a page costs
+    memory when first written), so the store normally never copies itself; it doubles if a
+    search outgrows the reservation."""
+
+    def __init__(self, k: int, reserve: int = 1 << 12) -> None:
+        self.k = k
+        try:
+            self.data = np.empty((max(reserve, 1 << 12), k), dtype=np.uint64)
+        except MemoryError:  # a system that does not overcommit: grow as needed instead
+            self.data = np.empty((1 << 12, k), dtype=np.uint64)
+        self.n = 0
+
+    def append(self, words: np.ndarray) -> None:
+        m = words.shape[1]
+        if self.n + m > self.data.shape[0]:
+            cap = max(self.data.shape[0] * 2, self.n + m)
+            grown = np.empty((cap, self.k), dtype=np.uint64)
+            grown[:self.n] = self.data[:self.n]
+            self.data = grown
+        self.data[self.n:self.n + m] = words.T
+        self.n += m
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """The packed words (k x n) of states start..stop-1."""
+        return np.ascontiguousarray(self.data[start:stop].T)
+
+    def truncate(self, n: int) -> None:
+        self.n = min(self.n, n)
+
+
+class Table:
+    """The visited set: open addressing (linear probing) from row hash to state id, probed and
+    filled for a whole block per call. Load stays at most one half.
+
+    A slot is one int64: 0 when empty (so a new table is `np.zeros`: no pass to fill it), else
+    (31 high bits of the row's hash) << 32 | (state id + 1). Equal tags are confirmed by
+    comparing the full rows with the store.
+
+    NOTE(first-wins): rows of one call that land on the same free slot are settled with
+    `np.minimum.at` on provisional entries that grow with the row's index, so the first row
+    wins; copies of a row follow the same probe sequence, so the first copy of a new row is the
+    one added, and ids follow the order of the rows (the discovery order of the search)."""
+
+    _EMPTY = 0
+    _PROVISIONAL = -(1 << 62)   # row i of the current call is provisionally _PROVISIONAL + i (< 0)
+    _ID_MASK = (1 << 32) - 1
+
+    def __init__(self, store: Store, capacity: int = 1 << 16) -> None:
+        self.store = store
+        self._alloc(capacity)
+        self.used = 0
+
+    def _alloc(self, capacity: int) -> None:
+        self.cap = capacity
+        self.mask = np.uint64(capacity - 1)
+        self.slots = np.zeros(capacity, dtype=np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.slots.nbytes)
+
+    @staticmethod
+    def tags(h: np.ndarray) -> np.ndarray:
+        return (h >> np.uint64(33)).view(np.int64) << 32
+
+    def _grow(self, need: int) -> None:
+        cap = self.cap
+        while need * 2 > cap:
+            # grow by 4 (fewer rehashes) while the table stays small next to the store
+            cap *= 4 if cap < 1 << 25 else 2
+        if cap == self.cap:
+            return
+        self._alloc(cap)
+        n = self.store.n
+        for s in range(0, n, 1 << 16):  # the table holds exactly the stored rows: rehash them
+            e = min(s + (1 << 16), n)
+            h = row_hash(self.store.rows(s, e))
+            self._place(h, self.tags(h) | np.arange(s + 1, e + 1, dtype=np.int64))
+
+    def _place(self, h: np.ndarray, entries: np.ndarray) -> None:
+        """Put entries of distinct rows into free slots (no lookup: used when the table grows)."""
+        cap_mask = self.cap - 1
+        slot = (h & self.mask).astype(np.int64)
+        pending = np.arange(h.size, dtype=np.int64)
+        while pending.size:
+            sl = slot.take(pending)
+            free = self.slots.take(sl) == self._EMPTY
+            cand, cs = pending[free], sl[free]
+            np.minimum.at(self.slots, cs, self._PROVISIONAL + cand)
+            won = self.slots.take(cs) == self._PROVISIONAL + cand
+            self.slots[cs[won]] = entries.take(cand[won])
+            keep = np.ones(pending.size, dtype=bool)
+            keep[np.flatnonzero(free)[won]] = False
+            moved = pending[keep & ~free]
+            slot[moved] = (slot.take(moved) + 1) & cap_mask
+            pending = pending[keep]
+
+    def insert(self, h: np.ndarray, words: np.ndarray, first_id: int) -> np.ndarray:
+        """Add the rows not yet in the table; return the indices of those that are new, in
+        order. Among equal new rows the first is the one added (NOTE(first-wins)); the new rows
+        get ids first_id, first_id + 1, ... in index order."""
+        m = h.size
+        if m == 0:
+            return np.zeros(0, dtype=np.int64)
+        self._grow(self.used + m)
+        cap_mask = self.cap - 1
+        prov = self._PROVISIONAL
+        slot = (h & self.mask).astype(np.int64)
+        tag = self.tags(h)
+        is_new = np.zeros(m, dtype=bool)
+        new_slot = np.zeros(m, dtype=np.int64)
+        pending = np.arange(m, dtype=np.int64)
+        store = self.store.data
+        first_round = True
+        while pending.size:
+            # in the first round every row is pending, in order: skip the gathers by `pending`
+            sl = slot if first_round else slot.take(pending)
+            e = self.slots.take(sl)
+            free = e == self._EMPTY
+            settled = np.zeros(pending.size, dtype=bool)
+            mytag = tag if first_round else tag.take(pending)
+            # existing rows with the same tag: compare with the store
+            hit = np.flatnonzero((e > 0) & ((e & ~self._ID_MASK) == mytag))
+            if hit.size:
+                rows = hit if first_round else pending.take(hit)
+                ids = (e.take(hit) & self._ID_MASK) - 1
+                same = np.all(store.take(ids, axis=0) == words.take(rows, axis=1).T, axis=1)
+                settled[hit[same]] = True
+            if not first_round:
+                # rows added earlier in this call: compare with those rows
+                mine = np.flatnonzero(e < 0)
+                if mine.size:
+                    other = e.take(mine) - prov
+                    same = np.all(words.take(other, axis=1) == words.take(pending.take(mine), axis=1), axis=0)
+                    settled[mine[same]] = True
+            fi = np.flatnonzero(free)
+            if fi.size:
+                cand = fi if first_round else pending.take(fi)
+                cs = sl.take(fi)
+                claim = cand + prov
+                np.minimum.at(self.slots, cs, claim)
+                won = self.slots.take(cs) == claim
+                if won.all():
+                    is_new[cand] = True
+                    new_slot[cand] = cs
+                    settled[fi] = True
+                else:
+                    wc = cand[won]
+                    is_new[wc] = True
+                    new_slot[wc] = cs[won]
+                    settled[fi[won]] = True
+            # a row at a slot holding another row moves on; a row that lost a free slot stays,
+            # and next round meets the winner (its copy: settled; another row: moves on)
+            moving = pending[~free & ~settled]
+            if moving.size:
+                slot[moving] = (slot.take(moving) + 1) & cap_mask
+            pending = pending[~settled]
+            first_round = False
+        new = np.flatnonzero(is_new)
+        self.slots[new_slot.take(new)] = tag.take(new) | (first_id + 1 + np.arange(new.size, dtype=np.int64))
+        self.used += new.size
+        return new
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc to keep freed memory for reuse instead of returning it to the kernel.
+
+    NOTE(first-touch): a search allocates and frees many block-sized temporaries. By default
+    glibc serves blocks of 128 KiB and more with fresh mmap()s and unmaps them on free, so every
+    block faults its pages in again; on virtual machines a first touch of memory is expensive
+    (measured 13-30 us per 4 KiB page on the project's VMs: benchmarks/RESULTS.md). Raising the
+    mmap and trim thresholds makes freed temporaries reusable, which cut a 7 M-state run from
+    12 s to 8 s there. Process-wide, so the engine never calls it: the `ownership` command does,
+    and a library user may (a no-op without glibc)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    libc.mallopt(m_mmap_threshold, 32 << 20)     # the largest value glibc accepts
+    libc.mallopt(m_trim_threshold, 1 << 30)
+    libc.mallopt(m_top_pad, 64 << 20)
+
+
+def _rss() -> int:
+    """This process's resident memory, in bytes."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _available() -> int | None:
+    """Memory the machine can still give without swapping, in bytes (None if unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------- block expansion
+
+
+@dataclass
+class Block:
+    """One expanded block of a level: its states' property checks and their successors in
+    discovery order (position = parent row in the level * bindings + binding)."""
+
+    start: int                 # first row of the block in its level
+    stop: int
+    bad_state: np.ndarray      # bool per row: an invariant or the leak property fails
+    sometimes: list[np.ndarray]
+    pos: np.ndarray            # int64 per successor
+    words: np.ndarray          # uint64 (words x successors)
+    h: np.ndarray
+    stab: np.ndarray | None    # stabiliser sizes under symmetry
+    first_flag: int            # position of the first transition flagged by the kernel, or -1
+    first_bad: int             # position of the first write outside its domain, or -1
+
+
+class Expander:
+    """Expands blocks of a level (in the parent process or in a worker)."""
+
+    def __init__(self, model: Model, symmetry: bool) -> None:
+        self.bm = BatchModel(model)
+        self.k = self.bm.layout.words
+        self.B = len(model.bindings)
+        self.canon = None
+        if symmetry:
+            from .symmetry import Canonicaliser
+
+            self.canon = Canonicaliser(model, self.bm.layout)
+
+    def block(self, start: int, P: np.ndarray, sometimes: bool = True) -> Block:
+        X = self.bm.layout.unpack(P)
+        bad_state, some = self.bm.state_properties(X, sometimes=sometimes)
+        e = self.bm.expand(P, X)
+        del X
+        # successors come grouped by binding, rows ascending: a stable sort by row puts them
+        # in discovery order (row, then binding); rows < 65536 take numpy's radix sort
+        order = np.argsort(e.rows.astype(np.uint16 if P.shape[1] <= 1 << 16 else np.int64), kind="stable")
+        pos = (e.rows.take(order) + start) * self.B + e.binding.take(order)
+        flagged, bad = e.flagged.take(order), e.bad.take(order)
+        first_flag = int(pos[np.argmax(flagged)]) if flagged.any() else -1
+        first_bad = int(pos[np.argmax(bad)]) if bad.any() else -1
+        words = e.words.take(order, axis=1)
+        stab = None
+        if self.canon is not None:
+            words, stab = self.canon.canonicalise(words)
+        return Block(start, start + P.shape[1], np.asarray(bad_state), some, pos, words,
+                     row_hash(words), stab, first_flag, first_bad)
+
+    def count_upto(self, start: int, P: np.ndarray, limit: int) -> int:
+        """Enabled transitions of a block at positions <= limit."""
+        e = self.bm.expand(P)
+        pos = (e.rows + start) * self.B + e.binding
+        return int(np.count_nonzero(pos <= limit))
+
+
+_WORKER: dict[str, Any] = {}  # a worker process's expander, set once by its initializer
+
+
+def _worker_init(expander: Expander) -> None:
+    _WORKER["expander"] = expander
+
+
+def _worker_block(task: tuple[int, np.ndarray, bool]) -> Block:
+    start, P, sometimes = task
+    return _WORKER["expander"].block(start, P, sometimes)
+
+
+# --------------------------------------------------------------------------- the search
+
+
+def check(
+    model: Model,
+    *,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    max_seconds: float | None = None,
+    max_memory: int | None = None,
+    workers: int = 1,
+    symmetry: bool = False,
+    reporter: Reporter | None = None,
+    report_every: float = 0.5,
+    block: int = BLOCK,
+) -> CheckResult:
+    """Explore the reachable states of `model` breadth first, a block of a level at a time.
+
+    Returns what ownership.engines.explicit.check returns (the same verdict, counts and trace)
+    and, with symmetry, counts of representatives and of the states they stand for."""
+    why = supports(model)
+    if why is not None:
+        raise UsageError(why + "; use the per-state engine for larger pools.")
+    if workers < 1:
+        raise UsageError(f"--workers {workers}: need at least one worker")
+    if not 1 <= block <= 1 << 16:
+        raise UsageError(f"block {block}: must be 1..65536 rows")
+    start_time = time.monotonic()
+    exp = Expander(model, symmetry)
+    if symmetry and model.requests > 1:
+        from .symmetry import equivariance_problem
+
+        problem = equivariance_problem(model, exp.bm)
+        if problem is not None:
+            raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
+                             " Check it without --symmetry.")
+    return _Search(model, exp, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+                   max_memory=max_memory, workers=workers, reporter=reporter,
+                   report_every=report_every, block=block, start=start_time).run()
+
+
+class _Found(Exception):
+    """Raised inside the search when it ends with a result (a violation)."""
+
+    def __init__(self, result: CheckResult) -> None:
+        self.result = result
+
+
+class _Search:
+    """One batch search: the store, the table, per-level bookkeeping, and the main loop."""
+
+    def __init__(self, model: Model, exp: Expander, *, max_states: int | None, max_depth: int | None,
+                 max_seconds: float | None, max_memory: int | None, workers: int,
+                 reporter: Reporter | None, report_every: float, block: int, start: float) -> None:
+        self.model = model
+        self.exp = exp
+        self.bm = exp.bm
+        self.B = exp.B
+        self.max_states = max_states
+        self.max_depth = max_depth
+        self.max_seconds = max_seconds
+        self.max_memory = max_memory
+        self.workers = workers
+        self.reporter = reporter
+        self.report_every = report_every
+        self.block = block
+        self.start = start
+        self.last_report = start
+        self.store = Store(exp.k, self._reserve(exp.k))
+        self.table = Table(self.store)
+        self.level_start: list[int] = []          # state id of each level's first state
+        self.parent: list[list[np.ndarray]] = []  # per level, per block of appends: parent rows
+        self.via: list[list[np.ndarray]] = []     # per level: bindings
+        self.blocks: list[list[tuple[int, int, int]]] = []  # per level: (start, stop, transitions)
+        self.transitions = 0
+        self.orbits: list[np.ndarray] = []        # under symmetry: states each representative stands for
+        self.reached: dict[str, bool] = {name: False for name in self.bm.sometimes_names}
+        self.peak = _rss()
+        self.pool: Any = None
+        self.checked = 0        # states of the current level whose properties were checked
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def _reserve(self, k: int) -> int:
+        """States to reserve address space for: what an eighth of the free memory holds (the
+        rest goes to the table and the blocks), at most max_states."""
+        avail = _available() or (1 << 30)
+        if self.max_memory is not None:
+            avail = min(avail, self.max_memory)
+        cap = max(1 << 12, avail // 8 // (k * 8))
+        return min(cap, self.max_states + 1) if self.max_states is not None else cap
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def _report(self, depth: int) -> None:
+        now = time.monotonic()
+        if self.reporter is None or now - self.last_report < self.report_every:
+            return
+        self.last_report = now
+        rss = _rss()
+        self.peak = max(self.peak, rss)
+        secs = now - self.start
+        self.reporter(Progress(self.store.n, self.transitions, depth, secs, rss,
+                               self.store.n / secs if secs > 0 else 0.0,
+                               self._represented()))
+
+    def _memory_limit(self) -> int | None:
+        limits = []
+        if self.max_memory is not None:
+            limits.append(self.max_memory)
+        avail = _available()
+        if avail is not None:
+            # never push the machine into swap: what we hold plus 90% of what is still free
+            limits.append(_rss() + int(avail * 0.9))
+        return min(limits) if limits else None
+
+    def _estimate(self, frontier: int, growth: float) -> int:
+        """Bytes the next level may add (an overestimate, for the memory limit)."""
+        k = self.exp.k
+        new = frontier * max(growth, 1.0) * 2
+        per_state = 2 * k * 8 + 2 * 2 * 24 + 16      # store (doubling), table (load 1/2, regrowth), parents
+        block_work = min(frontier, self.block) * (self.model.width * 8 * 6 + self.B * 16 * (k + 4))
+        return int(new * per_state + block_work * (1 + self.workers))
+
+    def level_size(self, d: int) -> int:
+        if d >= len(self.level_start):
+            return 0
+        end = self.store.n if d == len(self.level_start) - 1 else self.level_start[d + 1]
+        return end - self.level_start[d]
+
+    def _parents(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.parent[d]) > 1:
+            self.parent[d] = [np.concatenate(self.parent[d])]
+            self.via[d] = [np.concatenate(self.via[d])]
+        return self.parent[d][0], self.via[d][0]
+
+    def _pos_of(self, d: int, j: int) -> int:
+        """The discovery position (in level d-1) of state j of level d."""
+        parent, via = self._parents(d)
+        return int(parent[j]) * self.B + int(via[j])
+
+    def _note_sometimes(self, some: list[np.ndarray], upto: int) -> None:
+        # (an empty list: the block was checked without them, all being reached already)
+        for name, hit in zip(self.bm.sometimes_names, some):
+            if not self.reached[name] and hit[:upto].any():
+                self.reached[name] = True
+
+    def _check_states(self, d: int, lo: int, hi: int) -> int | None:
+        """Check the properties of states lo..hi-1 of level d; the first that fails (its row),
+        or None. Sometimes properties reached before it are noted."""
+        base = self.level_start[d]
+        for s in range(lo, hi, self.block):
+            e = min(s + self.block, hi)
+            X = self.bm.layout.unpack(self.store.rows(base + s, base + e))
+            bad, some = self.bm.state_properties(X)
+            bad = np.asarray(bad)
+            if bad.any():
+                j = int(np.argmax(bad))
+                self._note_sometimes(some, j)
+                return s + j
+            self._note_sometimes(some, e - s)
+        return None
+
+    def _transitions_upto(self, d: int, pos: int) -> int:
+        """Transitions of levels before d, plus those of level d at positions <= pos."""
+        row = pos // self.B
+        total = sum(c for lvl in self.blocks[:d] for _, _, c in lvl)
+        for s, e, c in self.blocks[d]:
+            if e <= row:
+                total += c
+            elif s <= row:
+                base = self.level_start[d]
+                return total + self.exp.count_upto(s, self.store.rows(base + s, base + e), pos)
+        raise AssertionError("position outside the level's blocks")
+
+    # -- the main loop ----------------------------------------------------------------------------
+
+    def run(self) -> CheckResult:
+        model = self.model
+        init = self.bm.layout.pack_rows([model.initial])
+        stab = None
+        if self.exp.canon is not None:
+            init, stab = self.exp.canon.canonicalise(init)
+        self.level_start.append(0)
+        self.parent.append([np.array([-1], dtype=np.int64)])
+        self.via.append([np.array([-1], dtype=np.int64)])
+        self.table.insert(row_hash(init), init, 0)
+        self.store.append(init)
+        self.orbits.append(self._orbit(stab))
+        stopped_by: str | None = None
+        bound: int | None = None
+        d = 0
+        growth = float(self.B)
+        try:
+            if self.workers > 1:
+                ctx = multiprocessing.get_context("fork")
+                self.pool = ctx.Pool(self.workers - 1, initializer=_worker_init, initargs=(self.exp,))
+            while True:
+                n = self.level_size(d)
+                if n == 0:
+                    break
+                self.checked = 0
+                if self.max_depth is not None and d >= self.max_depth:
+                    self._finish_level_checks(d)
+                    stopped_by, bound = "max-depth", d
+                    break
+                limit = self._memory_limit()
+                if limit is not None and _rss() + self._estimate(n, growth) > limit:
+                    self._finish_level_checks(d)
+                    stopped_by, bound = "max-memory", d
+                    break
+                self.level_start.append(self.store.n)
+                self.parent.append([])
+                self.via.append([])
+                self.blocks.append([])
+                stop = self._level(d, limit)
+                if stop is not None:
+                    if stop != "max-states":  # (max-states checked them before stopping)
+                        self._before_event(d)
+                    stopped_by, bound = stop, d
+                    break
+                self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
+                growth = self.level_size(d + 1) / max(n, 1)
+                d += 1
+                self._report(d)
+        except _Found as found:
+            return found.result
+        except KeyboardInterrupt:
+            stopped_by = "interrupt"
+            # the current level's states may not all have been checked
+            bound = d if self.checked >= self.level_size(d) else (d - 1 if d else None)
+        finally:
+            if self.pool is not None:
+                self.pool.terminate()
+                self.pool.join()
+                self.pool = None
+        if stopped_by is not None and stopped_by != "max-states":
+            self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
+        return self._finish(stopped_by, bound)
+
+    def _finish_level_checks(self, d: int) -> None:
+        """Check the properties of the rest of level d (a stop at level d claims them)."""
+        got = self._check_states(d, self.checked, self.level_size(d))
+        self.checked = self.level_size(d)
+        if got is not None:
+            raise _Found(self._state_violation(d, got))
+
+    def _blocks_of(self, d: int) -> list[tuple[int, int]]:
+        n = self.level_size(d)
+        size = self.block
+        if self.workers > 1 and n > 2048:
+            size = min(size, max(1024, -(-n // (self.workers * 4))))
+        return [(s, min(s + size, n)) for s in range(0, n, size)]
+
+    def _expanded(self, d: int, spans: list[tuple[int, int]]) -> Iterator[Block]:
+        base = self.level_start[d]
+        if self.pool is not None and len(spans) > 1:
+            tasks = ((s, self.store.rows(base + s, base + e), not all(self.reached.values())) for s, e in spans)
+            yield from self.pool.imap(_worker_block, tasks)
+        else:
+            for s, e in spans:
+                yield self.exp.block(s, self.store.rows(base + s, base + e), not all(self.reached.values()))
+
+    def _orbit(self, stab: np.ndarray | None) -> np.ndarray:
+        if stab is None or self.exp.canon is None:
+            return np.zeros(0, dtype=np.int64)
+        return self.exp.canon.orbit_sizes(stab)
+
+    def _represented(self) -> int | None:
+        """Under symmetry: how many states the stored representatives stand for."""
+        if self.exp.canon is None:
+            return None
+        total, left = 0, self.store.n
+        for o in self.orbits:
+            total += int(o[:left].sum())
+            left -= min(left, o.size)
+        return total
+
+    def _level(self, d: int, limit: int | None) -> str | None:
+        """Expand level d block by block; returns the limit that stopped it, or None."""
+        for blk in self._expanded(d, self._blocks_of(d)):
+            # 1. the block's own states (level d): checked before any of their transitions
+            if blk.bad_state.any():
+                j = int(np.argmax(blk.bad_state))
+                self._note_sometimes(blk.sometimes, j)
+                raise _Found(self._state_violation(d, blk.start + j))
+            self._note_sometimes(blk.sometimes, blk.stop - blk.start)
+            self.checked = blk.stop
+            # 2. its transitions, up to the first bad write or flagged transition
+            events = [p for p in (blk.first_bad, blk.first_flag) if p >= 0]
+            cut = min(events) if events else None
+            keep = blk.pos.size if cut is None else int(np.searchsorted(blk.pos, cut))
+            before = self.store.n
+            new = self.table.insert(blk.h[:keep], blk.words[:, :keep], before)
+            new_words = blk.words.take(new, axis=1)
+            self.store.append(new_words)
+            self.parent[d + 1].append(blk.pos.take(new) // self.B)
+            self.via[d + 1].append(blk.pos.take(new) % self.B)
+            if blk.stab is not None:
+                self.orbits.append(self._orbit(blk.stab.take(new)))
+            self.blocks[d].append((blk.start, blk.stop, int(blk.pos.size)))
+            if self.max_states is not None and self.store.n >= self.max_states and self.store.n > before:
+                last = max(self.max_states - before, 1) - 1   # the new state that reaches the limit
+                self.store.truncate(before + last + 1)
+                self._trim_level(d + 1)
+                self._before_event(d)
+                self.transitions = self._transitions_upto(d, int(blk.pos[new[last]]))
+                return "max-states"
+            if cut is not None:
+                self._trim_level(d + 1)
+                self._before_event(d)
+                row, b = divmod(cut, self.B)
+                if cut == blk.first_bad:
+                    self._raise_domain_error(d, row, b)
+                raise _Found(self._transition_violation(d, row, b))
+            if self.max_seconds is not None and self._elapsed() >= self.max_seconds:
+                return "max-seconds"
+            rss = _rss()
+            self.peak = max(self.peak, rss)
+            if limit is not None and rss > limit:
+                return "max-memory"
+            self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
+            self._report(d)
+        return None
+
+    def _trim_level(self, d: int) -> None:
+        """Cut level d's parent records to the states the store holds."""
+        n = self.level_size(d)
+        parent, via = self._parents(d) if self.parent[d] else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.parent[d], self.via[d] = [parent[:n]], [via[:n]]
+
+    def _before_event(self, d: int) -> None:
+        """Before an event while expanding level d: the per-state engine has checked every state
+        of level d, and every state of level d+1 discovered so far (it checks a state when it
+        discovers it). A failure among them comes first."""
+        got = self._check_states(d, self.checked, self.level_size(d))
+        self.checked = self.level_size(d)
+        if got is not None:
+            raise _Found(self._state_violation(d, got))
+        got = self._check_states(d + 1, 0, self.level_size(d + 1))
+        if got is not None:
+            raise _Found(self._state_violation(d + 1, got))
+
+    # -- results ------------------------------------------------------------------------------------
+
+    def _state_at(self, d: int, j: int) -> tuple[int, ...]:
+        sid = self.level_start[d] + j
+        return self.bm.layout.unpack_row(self.store.rows(sid, sid + 1), 0)
+
+    def _path(self, d: int, j: int) -> tuple[list[tuple[int, ...]], list[int]]:
+        """States (as stored: representatives under symmetry) and bindings from the initial
+        state to state j of level d."""
+        states, via = [], []
+        while d >= 0:
+            states.append(self._state_at(d, j))
+            if d > 0:
+                parent, bindings = self._parents(d)
+                via.append(int(bindings[j]))
+                j = int(parent[j])
+            d -= 1
+        return states[::-1], via[::-1]
+
+    def _actual(self, stored: list[tuple[int, ...]], steps: list[int]) -> tuple[list[tuple[int, ...]], list[int]]:
+        """The real run behind a path of stored states and bindings (steps may be one longer
+        than the path: its last step leaves the stored states). Under symmetry each binding is
+        renamed so that it applies to the real predecessor."""
+        model = self.model
+        interp = Concrete(model)
+        if self.exp.canon is None:
+            states = list(stored[:len(steps) + 1])
+            if len(states) == len(steps):
+                out = interp.step(states[-1], model.bindings[steps[-1]])
+                assert out is not None, "the batch and concrete interpreters disagree on a guard"
+                states.append(out.state)
+            return states, list(steps)
+        from .symmetry import apply_concrete, binding_map
+
+        perms = list(itertools.permutations(range(1, model.requests + 1)))
+        maps = {p: binding_map(model, p) for p in perms}
+        actual = [model.initial]
+        bindings: list[int] = []
+        for i, b in enumerate(steps):
+            perm = next(p for p in perms if apply_concrete(model, p, stored[i]) == actual[-1])
+            real = maps[perm][b]  # type: ignore[index]
+            out = interp.step(actual[-1], model.bindings[real])
+            assert out is not None, "a renamed binding is not enabled: the symmetry check is wrong"
+            actual.append(out.state)
+            bindings.append(real)
+        return actual, bindings
+
+    def _result(self, states: list[tuple[int, ...]], bindings: list[int], flags: Any, depth: int) -> CheckResult:
+        model = self.model
+        trace = build_trace(model, states, [model.bindings[b] for b in bindings], flags, engine="explicit")
+        cov = self._coverage(False, "violation", depth, None)
+        return CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace,
+                           sometimes={k: (True if v else None) for k, v in self.reached.items()})
+
+    def _state_violation(self, d: int, j: int) -> CheckResult:
+        """State j of level d violates an invariant or the leak property."""
+        self.store.truncate(self.level_start[d] + j + 1)
+        for lvl in range(d + 1, len(self.level_start)):
+            self.level_start[lvl] = self.store.n
+        self.transitions = 0 if d == 0 else self._transitions_upto(d - 1, self._pos_of(d, j))
+        stored, via = self._path(d, j)
+        states, bindings = self._actual(stored, via)
+        flags = Concrete(self.model).state_flags(states[-1])
+        assert flags, "the batch and concrete interpreters disagree on a state property"
+        return self._result(states, bindings, flags, d)
+
+    def _transition_violation(self, d: int, row: int, b: int) -> CheckResult:
+        """The transition from state `row` of level d by binding b violates a kernel property."""
+        self.transitions = self._transitions_upto(d, row * self.B + b)
+        stored, via = self._path(d, row)
+        states, bindings = self._actual(stored, via + [b])
+        out = Concrete(self.model).step(states[-2], self.model.bindings[bindings[-1]])
+        assert out is not None and out.flags, "the batch and concrete interpreters disagree on a flag"
+        return self._result(states, bindings, out.flags, d + 1)
+
+    def _raise_domain_error(self, d: int, row: int, b: int) -> None:
+        """Re-run concretely a transition whose write leaves its slot's domain: the concrete
+        interpreter raises its SpecError, with the spec's file and line."""
+        stored, via = self._path(d, row)
+        self._actual(stored, via + [b])
+        raise OwnershipError("internal error: the batch interpreter found a write outside its slot's"
+                             " domain that the concrete interpreter does not")
+
+    def _coverage(self, complete: bool, stopped_by: str | None, depth: int, bound: int | None) -> Coverage:
+        self.peak = max(self.peak, _rss())
+        sym = self.exp.canon is not None
+        return Coverage(
+            self.store.n, self.transitions, depth, complete=complete, stopped_by=stopped_by,
+            seconds=self._elapsed(), bound_depth=bound,
+            states_before_symmetry=self._represented() if sym else None,
+            bits_per_state=self.bm.layout.bits, peak_memory=self.peak,
+        )
+
+    def _finish(self, stopped_by: str | None, bound: int | None) -> CheckResult:
+        depth = len(self.level_start) - 1
+        while depth > 0 and self.level_size(depth) == 0:
+            depth -= 1
+        complete = stopped_by is None
+        cov = self._coverage(complete, stopped_by, depth, None if complete else bound)
+        if complete:
+            return CheckResult(Verdict.VERIFIED, cov, "explicit", sometimes=dict(self.reached))
+        verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
+        return CheckResult(verdict, cov, "explicit",
+                           sometimes={k: (True if v else None) for k, v in self.reached.items()})

@@ -1,0 +1,349 @@
+"""Symmetry reduction over interchangeable requests, for the batch engine.
+
+Requests of a spec are interchangeable when every action, property and the initial state treat
+them alike: renaming the requests (a permutation π of 1..requests) maps a reachable state to a
+reachable state, enabled actions to enabled actions and violations to violations. The search
+may then store one state per class (orbit). This module
+
+- decides whether a model has that symmetry (`equivariance_problem`), statically, from the
+  traced graphs: for generators π of the permutation group, the graphs of binding π(b) must be
+  the graphs of b with per-request slots permuted and request ids relabelled, term by term
+  (request ids may only be compared for equality, chosen by `If`, selected or stored; a spec
+  that orders them, computes with them, or names one request in particular is not symmetric);
+- canonicalises packed rows in bulk (`Canonicaliser`): π·s moves request i's elements of every
+  per-request slot to request π(i), and relabels every value of a slot whose domain is a
+  RequestDomain (1..requests; 0 = none/free and requests+1 = r0 stay). The representative is
+  the least row over all permutations, in the order "per-request signatures sorted, then the
+  packed words": only the permutations that sort the signatures are tried, which is one
+  permutation for most states;
+- counts how many states each representative stands for (requests! / |stabiliser|), so a run
+  reports "N states (M before symmetry)", and M equals the state count without reduction.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..interpret.batch import BatchModel, Graph, Layout
+from ..lang.declare import RequestDomain
+from ..lang.model import Model
+
+
+def _request_valued(model: Model) -> list[bool]:
+    """Per state position: does it hold a request id?"""
+    out = [False] * model.width
+    for s in model.slots:
+        if isinstance(s.domain, RequestDomain):
+            for k in range(s.length):
+                out[s.offset + k] = True
+    return out
+
+
+def position_map(model: Model, perm: tuple[int, ...]) -> list[int]:
+    """Where each state position goes under π (perm[i-1] = π(i)): request i's element of a
+    per-request slot moves to request π(i); every other position stays."""
+    out = list(range(model.width))
+    for s in model.slots:
+        if s.shape == "request":
+            for i in range(1, s.length + 1):
+                out[s.offset + i - 1] = s.offset + perm[i - 1] - 1
+    return out
+
+
+def relabel_value(model: Model, perm: tuple[int, ...], v: int) -> int:
+    """π applied to a request id (0 and requests+1 stay)."""
+    return perm[v - 1] if 1 <= v <= model.requests else v
+
+
+def apply_concrete(model: Model, perm: tuple[int, ...], state: tuple[int, ...]) -> tuple[int, ...]:
+    """π·state for one concrete state."""
+    pos = position_map(model, perm)
+    req = _request_valued(model)
+    out = [0] * model.width
+    for i, v in enumerate(state):
+        out[pos[i]] = relabel_value(model, perm, v) if req[i] else v
+    return tuple(out)
+
+
+def binding_map(model: Model, perm: tuple[int, ...]) -> list[int] | None:
+    """For each binding, the index of the binding with its request arguments relabelled by π;
+    None if some relabelled binding does not exist."""
+    index = {(b.action.name, b.args): k for k, b in enumerate(model.bindings)}
+    out = []
+    for b in model.bindings:
+        args = []
+        for (_, decl), v in zip(b.action.args, b.args):
+            args.append(relabel_value(model, perm, v) if isinstance(decl, RequestDomain) else v)
+        k = index.get((b.action.name, tuple(args)))
+        if k is None:
+            return None
+        out.append(k)
+    return out
+
+
+def generators(requests: int) -> list[tuple[int, ...]]:
+    """A transposition and a full cycle: together they generate every permutation."""
+    if requests < 2:
+        return []
+    swap = (2, 1) + tuple(range(3, requests + 1))
+    if requests == 2:
+        return [swap]
+    cycle = tuple(range(2, requests + 1)) + (1,)
+    return [swap, cycle]
+
+
+#: Integer operations whose operands may be regrouped and reordered (and, or: below).
+_AC = ("add", "mul", "bitand", "bitor", "bitxor")
+
+
+class _NotSymmetric(Exception):
+    pass
+
+
+class _Canon:
+    """Canonical ids of graph nodes under a permutation (see `equivariance_problem`)."""
+
+    def __init__(self, graph: Graph, model: Model, perm: tuple[int, ...], table: dict[Any, int]) -> None:
+        self.g = graph
+        self.model = model
+        self.perm = perm
+        self.pos = position_map(model, perm)
+        self.req = _request_valued(model)
+        self.table = table
+        self.memo: dict[tuple[int, bool], int] = {}
+        self.is_req_memo: dict[int, bool] = {}
+
+    def _id(self, key: Any) -> int:
+        got = self.table.get(key)
+        if got is None:
+            got = self.table[key] = len(self.table)
+        return got
+
+    def _slot(self, i: int) -> str:
+        for s in self.model.slots:
+            if s.offset <= i < s.offset + s.length:
+                return s.name
+        return "?"
+
+    def is_req(self, n: int) -> bool:
+        got = self.is_req_memo.get(n)
+        if got is not None:
+            return got
+        node = self.g.nodes[n]
+        if node.op == "var":
+            out = self.req[node.value]
+        elif node.op == "ite":
+            out = self.is_req(node.args[1]) or self.is_req(node.args[2])
+        elif node.op == "select":
+            out = any(self.is_req(v) for v in self.g.nodes[node.args[0]].args)
+        else:
+            out = False
+        self.is_req_memo[n] = out
+        return out
+
+    def of(self, n: int, ctx: bool = False) -> int:
+        key = (n, ctx)
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._of(n, ctx)
+        return got
+
+    def _of(self, n: int, ctx: bool) -> int:
+        node = self.g.nodes[n]
+        op, a = node.op, node.args
+        if op == "const":
+            v = node.value
+            if ctx and not isinstance(v, bool):
+                v = relabel_value(self.model, self.perm, int(v))
+            return self._id(("c", type(v).__name__, v))
+        if op == "var":
+            if self.req[node.value] != ctx:
+                what = "used as a number" if not ctx else "compared with a request id"
+                raise _NotSymmetric(f"state position {node.value} ({self._slot(node.value)}) is {what}")
+            return self._id(("v", self.pos[node.value]))
+        if ctx and op not in ("ite", "select"):
+            raise _NotSymmetric(f"a request id is computed by {op!r}, not chosen or stored")
+        if op in ("eq", "ne"):
+            c = self.is_req(a[0]) or self.is_req(a[1])
+            return self._id((op, tuple(sorted((self.of(a[0], c), self.of(a[1], c))))))
+        if op in ("and", "or"):
+            return self._id((op, tuple(sorted({self.of(x) for x in self._operands(op, n)}))))
+        if op == "ite":
+            c = ctx or self.is_req(a[1]) or self.is_req(a[2])
+            return self._id(("ite", self.of(a[0]), self.of(a[1], c), self.of(a[2], c)))
+        if op == "select":
+            stack, idx, default = a
+            values = self.g.nodes[stack].args
+            c = ctx or any(self.is_req(v) for v in values)
+            if self.is_req(idx):
+                raise _NotSymmetric("a slot is indexed by a request id held in the state")
+            d = relabel_value(self.model, self.perm, default) if c else default
+            return self._id(("select", tuple(self.of(v, c) for v in values), self.of(idx), d))
+        kid_ids = a[:2] if op == "nth" else a
+        if any(self.is_req(x) for x in kid_ids):
+            raise _NotSymmetric(f"a request id held in the state is used by {op!r}")
+        extra = a[2:] if op == "nth" else ()
+        if op in _AC:
+            # associative and commutative: a sum over requests is the same sum renamed
+            return self._id((op, tuple(sorted(self.of(x) for x in self._operands(op, n)))))
+        return self._id((op, tuple(self.of(x) for x in kid_ids), extra))
+
+    def _operands(self, op: str, n: int) -> list[int]:
+        """The leaves of a tree of one associative operation (e.g. a + b + c as [a, b, c])."""
+        out, stack = [], [n]
+        while stack:
+            m = stack.pop()
+            node = self.g.nodes[m]
+            if node.op == op and node.sort == self.g.nodes[n].sort:
+                stack.extend(node.args)
+            else:
+                out.append(m)
+        return out
+
+
+def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
+    """Why renaming requests is not a symmetry of this model, or None when it is."""
+    from ..interpret.symbolic import trace_model
+
+    traced = trace_model(model)
+    g = bm.graph
+    table: dict[Any, int] = {}
+    ident = tuple(range(1, model.requests + 1))
+    base = _Canon(g, model, ident, table)
+    req = _request_valued(model)
+
+    def summary(c: _Canon, b: int) -> Any:
+        tr = traced.actions[b]
+        guard = tuple(sorted({c.of(g.term(x)) for x in tr.guard}))
+        writes = {}
+        for i, w in tr.writes.items():
+            n = g.term(w)
+            node = g.nodes[n]
+            if node.op == "var" and node.value == i:
+                continue
+            writes[c.pos[i]] = c.of(n, req[i])
+        flags = tuple(sorted((p, c.of(g.term(x))) for p, x, _ in tr.flags))
+        return guard, tuple(sorted(writes.items())), flags
+
+    for perm in generators(model.requests):
+        if apply_concrete(model, perm, model.initial) != model.initial:
+            return "the initial state is not the same for every request"
+        bmap = binding_map(model, perm)
+        if bmap is None:
+            return "renaming requests turns an action binding into one that does not exist"
+        c = _Canon(g, model, perm, table)
+        try:
+            for b in range(len(model.bindings)):
+                if summary(c, b) != summary(base, bmap[b]):
+                    return (f"action {model.bindings[b].label()} does not behave like"
+                            f" {model.bindings[bmap[b]].label()} with the requests renamed")
+            props = traced.properties
+            for name, cond in props.invariants + props.sometimes:
+                if c.of(g.term(cond)) != base.of(g.term(cond)):
+                    return f"property {name} is not the same for every request"
+            leaks = sorted(c.of(g.term(cond)) for cond, _ in props.leak)
+            if leaks != sorted(base.of(g.term(cond)) for cond, _ in props.leak):
+                return "the leak property is not the same for every request"
+        except _NotSymmetric as e:
+            return str(e)
+    return None
+
+
+class Canonicaliser:
+    """Least representatives of packed rows under request renaming, in bulk."""
+
+    def __init__(self, model: Model, layout: Layout) -> None:
+        self.model = model
+        self.layout = layout
+        R = model.requests
+        self.requests = R
+        self.order = 1
+        for k in range(2, R + 1):
+            self.order *= k
+        req = _request_valued(model)
+        # The signature of request i: its elements of the per-request slots that do not hold
+        # request ids, most significant first, truncated to 64 bits (any fixed function of a
+        # request's own data keeps the representative canonical; a longer one only breaks
+        # more ties).
+        sig: list[tuple[int, int, int]] = []  # (slot offset, lo, bits)
+        used = 0
+        for s in model.slots:
+            if s.shape != "request" or isinstance(s.domain, RequestDomain):
+                continue
+            bits = max(0, (s.hi - s.lo).bit_length())
+            if bits == 0:
+                continue
+            if used + bits > 64:
+                break
+            sig.append((s.offset, s.lo, bits))
+            used += bits
+        self.sig = sig
+        self.req_rows = np.array([i for i in range(model.width) if req[i]], dtype=np.int64)
+        top = max([s.hi for s in model.slots if isinstance(s.domain, RequestDomain)] + [R + 1])
+        # orderings ρ: t's request j is s's request ρ[j-1]; then π(ρ[j-1]) = j.
+        self.orderings = list(itertools.permutations(range(1, R + 1)))
+        self.gathers: list[np.ndarray] = []
+        self.luts: list[np.ndarray] = []
+        for rho in self.orderings:
+            perm = [0] * R
+            for j, r in enumerate(rho, start=1):
+                perm[r - 1] = j
+            pos = position_map(model, tuple(perm))
+            src = [0] * model.width
+            for i in range(model.width):
+                src[pos[i]] = i
+            self.gathers.append(np.array(src, dtype=np.int64))
+            lut = np.arange(top + 1, dtype=np.int64)
+            for r in range(1, R + 1):
+                lut[r] = perm[r - 1]
+            self.luts.append(lut)
+
+    def signatures(self, X: np.ndarray) -> np.ndarray:
+        """(requests x n) uint64 signatures of each request in each row."""
+        n = X.shape[1]
+        out = np.zeros((self.requests, n), dtype=np.uint64)
+        for r in range(self.requests):
+            for off, lo, bits in self.sig:
+                col = X[off + r] - lo if lo else X[off + r]
+                out[r] = (out[r] << np.uint64(bits)) | col.astype(np.uint64)
+        return out
+
+    def canonicalise(self, words: np.ndarray, X: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(representatives as packed words, stabiliser size per row) for packed rows."""
+        k, n = words.shape
+        if self.requests < 2 or n == 0:
+            return words, np.ones(n, dtype=np.int64)
+        if X is None:
+            X = self.layout.unpack(words)
+        sig = self.signatures(X)
+        best = np.full((k, n), np.iinfo(np.uint64).max, dtype=np.uint64)
+        count = np.zeros(n, dtype=np.int64)
+        for rho, gather, lut in zip(self.orderings, self.gathers, self.luts):
+            ok: Any = True
+            for a, b in zip(rho, rho[1:]):
+                ok = ok & (sig[a - 1] <= sig[b - 1])
+            rows = np.flatnonzero(ok)
+            if rows.size == 0:
+                continue
+            Y = X[np.ix_(gather, rows)] if rows.size < n else X[gather]
+            if self.req_rows.size:
+                Y[self.req_rows] = lut[Y[self.req_rows]]
+            W = self.layout.pack(Y)
+            B = best[:, rows]
+            less = np.zeros(rows.size, dtype=bool)
+            equal = np.ones(rows.size, dtype=bool)
+            for w in range(k):
+                less |= equal & (W[w] < B[w])
+                equal &= W[w] == B[w]
+            upd = rows[less]
+            best[:, upd] = W[:, less]
+            count[upd] = 1
+            count[rows[equal]] += 1
+        return best, count
+
+    def orbit_sizes(self, stabiliser: np.ndarray) -> np.ndarray:
+        """How many states each representative stands for."""
+        return self.order // stabiliser

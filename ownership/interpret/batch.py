@@ -1,0 +1,956 @@
+"""The batch interpreter: runs a Model's traced actions over a whole BFS frontier at once.
+
+A frontier is a block of states, one row per state. States travel *packed*: every position of
+the flat state becomes a bit field (value minus its slot's lower bound) in 64-bit words, so a
+row is a handful of uint64 words (`Layout`). For evaluation a block is *unpacked* into one
+int64 column per state position.
+
+The action graphs come from the symbolic interpreter (`trace_model`), with the kernel's
+operations already unrolled over pages. They are compiled once per model:
+- hash-consed into one shared node table, so a subexpression used by several bindings (or
+  pages) is one node, folded where its arguments are constants or its interval decides it
+  (e.g. `prompt > 3` when prompt ranges over 0..3);
+- emitted as straight-line numpy code, one Python function per program: guards become boolean
+  masks, `ite` becomes `np.where`, page-set primitives (`popcount`, `first`, `nth`, `select`)
+  are vectorised helpers below. Every intermediate is computed once per call (the CSE of the
+  node table is the cache per term within one evaluation).
+
+The hot path has no per-state Python loop: per block it runs one function for the cheap parts of
+every guard (stage comparisons) over all rows, then per binding a function over only the rows
+where that binding is enabled, which writes the successor's packed words directly and returns
+whether a kernel property was flagged and whether a write left its slot's domain (a spec error,
+re-run concretely to get the concrete interpreter's message).
+
+Semantics are those of ownership.interpret.concrete on Python integers, in int64: exact as long
+as page sets fit 64 bits (pools of at most 64 pages; ownership.engines.batch refuses larger
+ones) and no intermediate value overflows int64 (values of the spec language are small). One
+edge stays: in a pool of exactly 64 pages a page set holding page 63 is a negative int64, which
+the kernel's operations (bit tests, set algebra, popcount, first, nth) handle exactly, but an
+ordering comparison, `//` or `>>` of such a page set in a spec's own code would not.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..lang.model import Model
+from ..lang.values import PYTHON
+from .symbolic import BOOL, INT, Term, trace_model
+
+#: Largest pool (in pages) whose page sets fit one int64 column (DESIGN.md section 3).
+MAX_POOL_PAGES = 64
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_UNKNOWN = (_INT64_MIN, _INT64_MAX)
+
+#: Page sets of at most this many bits use lookup tables for `first` and `nth`.
+_TABLE_BITS = 10
+
+
+# --------------------------------------------------------------------------- packing
+
+
+@dataclass(frozen=True)
+class Field:
+    """Where one state position lives in a packed row."""
+
+    word: int
+    shift: int
+    bits: int
+    lo: int
+
+
+class Layout:
+    """How a state packs into 64-bit words: one bit field per position, none straddling a word."""
+
+    def __init__(self, model: Model) -> None:
+        fields: list[Field] = []
+        word, shift = 0, 0
+        for slot in model.slots:
+            bits = max(0, (slot.hi - slot.lo).bit_length())
+            for _ in range(slot.length):
+                if shift + bits > 64:
+                    word, shift = word + 1, 0
+                fields.append(Field(word, shift, bits, slot.lo))
+                shift += bits
+        self.fields = fields
+        self.words = word + 1
+        self.bits = sum(f.bits for f in fields)
+        self.width = model.width
+        self.pack: Callable[[np.ndarray], np.ndarray] = self._compile_pack()
+        self.unpack: Callable[[np.ndarray], np.ndarray] = self._compile_unpack()
+
+    def _compile_pack(self) -> Callable[[np.ndarray], np.ndarray]:
+        lines = ["def pack(X):", f"    P = np.zeros(({self.words}, X.shape[1]), dtype=np.uint64)"]
+        for i, f in enumerate(self.fields):
+            if f.bits == 0:
+                continue
+            v = f"X[{i}]" if f.lo == 0 else f"(X[{i}] - {f.lo})"
+            v = f"{v}.astype(np.uint64)"
+            if f.shift:
+                v = f"({v} << {f.shift})"
+            lines.append(f"    P[{f.word}] |= {v}")
+        lines.append("    return P")
+        return _compile("\n".join(lines), "pack")
+
+    def _compile_unpack(self) -> Callable[[np.ndarray], np.ndarray]:
+        lines = ["def unpack(P):", f"    X = np.empty(({self.width}, P.shape[1]), dtype=np.int64)",
+                 "    U = X.view(np.uint64)", "    T = np.empty(P.shape[1], dtype=np.uint64)"]
+        for i, f in enumerate(self.fields):
+            if f.bits == 0:
+                lines.append(f"    X[{i}] = {f.lo}")
+                continue
+            src = f"P[{f.word}]"
+            if f.shift and f.shift + f.bits < 64:
+                lines.append(f"    np.right_shift({src}, {f.shift}, out=T)")
+                src = "T"
+            if f.shift + f.bits < 64:
+                lines.append(f"    np.bitwise_and({src}, {(1 << f.bits) - 1}, out=U[{i}])")
+            elif f.shift:
+                lines.append(f"    np.right_shift({src}, {f.shift}, out=U[{i}])")
+            else:
+                lines.append(f"    U[{i}] = {src}")
+            if f.lo:
+                lines.append(f"    X[{i}] += {f.lo}")
+        lines.append("    return X")
+        return _compile("\n".join(lines), "unpack")
+
+    def pack_rows(self, states: list[tuple[int, ...]]) -> np.ndarray:
+        """Packed words (words x n) of concrete states."""
+        X = np.array(states, dtype=np.int64).reshape(len(states), self.width).T
+        return self.pack(np.ascontiguousarray(X))
+
+    def unpack_row(self, P: np.ndarray, j: int) -> tuple[int, ...]:
+        """The concrete state of column j of packed words P."""
+        X = self.unpack(np.ascontiguousarray(P[:, j:j + 1]))
+        return tuple(int(v) for v in X[:, 0])
+
+
+# --------------------------------------------------------------------------- primitives
+
+_table_cache: dict[tuple[str, int], np.ndarray] = {}
+
+
+def _first_table(bits: int) -> np.ndarray:
+    """first(m, n) for every m < 2**bits and n in 0..bits, flattened as m * (bits+1) + n."""
+    key = ("first", bits)
+    if key not in _table_cache:
+        out = np.zeros((1 << bits, bits + 1), dtype=np.int64)
+        for m in range(1 << bits):
+            for n in range(bits + 1):
+                out[m, n] = PYTHON.first(m, n)
+        _table_cache[key] = out.ravel()
+    return _table_cache[key]
+
+
+def _nth_table(bits: int) -> np.ndarray:
+    """nth(m, j, -1) for every m < 2**bits and j in 0..bits-1, flattened as m * bits + j."""
+    key = ("nth", bits)
+    if key not in _table_cache:
+        out = np.full((1 << bits, max(bits, 1)), -1, dtype=np.int64)
+        for m in range(1 << bits):
+            for j in range(bits):
+                out[m, j] = PYTHON.nth(m, j, -1)
+        _table_cache[key] = out.ravel()
+    return _table_cache[key]
+
+
+def _popcount(m: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(np.asarray(m, dtype=np.int64).view(np.uint64)).astype(np.int64)
+
+
+def _first(m: Any, n: Any, bits: int) -> np.ndarray:
+    """The n lowest set bits of each m (all of them if it has fewer; none if n <= 0)."""
+    m = np.asarray(m, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    if bits <= _TABLE_BITS:
+        return _first_table(bits)[m * (bits + 1) + np.clip(n, 0, bits)]
+    out = np.zeros(np.broadcast(m, n).shape, dtype=np.int64)
+    rest = np.broadcast_to(m, out.shape).copy()
+    for i in range(bits):
+        low = rest & -rest
+        take = n > i
+        out |= np.where(take, low, 0)
+        rest ^= low
+    return out
+
+
+def _nth(m: Any, j: Any, default: int, bits: int) -> np.ndarray:
+    """The index of the j-th lowest set bit of each m, or `default`."""
+    m = np.asarray(m, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    ok = (j >= 0) & (j < bits)
+    if bits <= _TABLE_BITS:
+        got = _nth_table(bits)[m * max(bits, 1) + np.where(ok, j, 0)]
+        return np.where(ok & (got >= 0), got, default)
+    shape = np.broadcast(m, j).shape
+    out = np.full(shape, default, dtype=np.int64)
+    rest = np.broadcast_to(m, shape).copy()
+    for i in range(bits):
+        low = rest & -rest
+        here = (j == i) & (low != 0)
+        idx = _popcount(low - 1)
+        out = np.where(here, idx, out)
+        rest ^= low
+    return out
+
+
+def _stack(values: tuple[Any, ...], n: int) -> np.ndarray:
+    """The values (columns or constants) as rows of one (len(values), n) int64 array."""
+    out = np.empty((len(values), n), dtype=np.int64)
+    for k, v in enumerate(values):
+        out[k] = v
+    return out
+
+
+def _select(stack: np.ndarray, idx: Any, default: int) -> np.ndarray:
+    """stack[idx[i], i] for each row i, `default` where idx is out of range."""
+    nv, n = stack.shape
+    idx = np.asarray(idx, dtype=np.int64)
+    ok = (idx >= 0) & (idx < nv)
+    flat = np.where(ok, idx, 0)
+    flat *= n
+    flat += _arange(n)
+    got = stack.ravel().take(flat)
+    if ok.all():
+        return got
+    return np.where(ok, got, default)
+
+
+_aranges: dict[int, np.ndarray] = {}
+
+
+def _arange(n: int) -> np.ndarray:
+    """0..n-1, cached (read-only) for the block sizes a search uses."""
+    got = _aranges.get(n)
+    if got is None:
+        if len(_aranges) > 64:
+            _aranges.clear()
+        got = _aranges[n] = np.arange(n, dtype=np.int64)
+        got.flags.writeable = False
+    return got
+
+
+def _select_const(table: np.ndarray, idx: Any) -> np.ndarray:
+    """table[idx] where the last entry of table is the default for out-of-range idx."""
+    nv = table.shape[0] - 1
+    idx = np.asarray(idx, dtype=np.int64)
+    return table[np.where((idx >= 0) & (idx < nv), idx, nv)]
+
+
+def _words(parts: list[tuple[np.ndarray, ...]], k: int) -> np.ndarray:
+    """The packed words of several bodies' successors, side by side (k x total)."""
+    total = sum(p[0].shape[0] for p in parts)
+    out = np.empty((k, total), dtype=np.uint64)
+    at = 0
+    for p in parts:
+        m = p[0].shape[0]
+        for w in range(k):
+            out[w, at:at + m] = p[w]
+        at += m
+    return out
+
+
+_NAMESPACE: dict[str, Any] = {
+    "np": np, "_popcount": _popcount, "_first": _first, "_nth": _nth,
+    "_stack": _stack, "_select": _select, "_select_const": _select_const,
+}
+
+
+def _compile(source: str, name: str, extra: dict[str, Any] | None = None) -> Any:
+    namespace = dict(_NAMESPACE)
+    if extra:
+        namespace.update(extra)
+    exec(compile(source, f"<ownership.batch {name}>", "exec"), namespace)  # our own generated code
+    fn = namespace[name]
+    fn.source = source  # for debugging and tests
+    return fn
+
+
+# --------------------------------------------------------------------------- the node table
+
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+_BITS = {"bitand": "&", "bitor": "|", "bitxor": "^"}
+_LOGIC = {"and": "&", "or": "|", "xor": "^"}
+
+
+@dataclass
+class Node:
+    """One operation of the shared graph; `args` are node ids except the trailing constants
+    of `nth` and `select` (their defaults); `lo`..`hi` bounds every value it can take."""
+
+    op: str
+    args: tuple[Any, ...]
+    sort: str
+    lo: int
+    hi: int
+    value: Any = None  # for "const": a Python int or bool; for "var": the state position
+
+
+def _py(x: Any) -> Any:
+    """A constant as plain Python (IntEnum members become ints)."""
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, enum.IntEnum):
+        return int(x)
+    return x
+
+
+def _fold(op: str, vals: list[Any], extra: tuple[Any, ...]) -> Any:
+    """The value of an operation on constants, as the concrete interpreter computes it."""
+    iv = [int(v) for v in vals]
+    if op in _CMP:
+        a, b = iv
+        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+    if op == "add":
+        return iv[0] + iv[1]
+    if op == "sub":
+        return iv[0] - iv[1]
+    if op == "mul":
+        return iv[0] * iv[1]
+    if op == "div":
+        return iv[0] // iv[1]
+    if op == "mod":
+        return iv[0] % iv[1]
+    if op == "neg":
+        return -iv[0]
+    if op == "shl":
+        return iv[0] << iv[1]
+    if op == "shr":
+        return iv[0] >> iv[1]
+    if op == "and":
+        return all(bool(v) for v in iv)
+    if op == "or":
+        return any(bool(v) for v in iv)
+    if op == "xor":
+        return bool(iv[0]) != bool(iv[1])
+    if op == "not":
+        return not iv[0]
+    if op == "bitand":
+        return iv[0] & iv[1]
+    if op == "bitor":
+        return iv[0] | iv[1]
+    if op == "bitxor":
+        return iv[0] ^ iv[1]
+    if op == "compl":
+        return ~iv[0]
+    if op == "ite":
+        return vals[1] if iv[0] else vals[2]
+    if op == "popcount":
+        return PYTHON.popcount(iv[0])
+    if op == "first":
+        return PYTHON.first(iv[0], iv[1])
+    if op == "nth":
+        return PYTHON.nth(iv[0], iv[1], extra[0])
+    raise ValueError(op)
+
+
+class Graph:
+    """Hash-consed, constant-folded nodes for every traced term of a model."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.nodes: list[Node] = []
+        self._index: dict[tuple[Any, ...], int] = {}
+        self._memo: dict[int, int] = {}
+        self._keep: list[Any] = []  # the terms memoised by id(), kept alive
+        self.var_sort: list[str] = [INT] * model.width
+        self.var_bounds: list[tuple[int, int]] = [(0, 0)] * model.width
+        for s in model.slots:
+            for k in range(s.length):
+                self.var_sort[s.offset + k] = BOOL if s.is_bool else INT
+                self.var_bounds[s.offset + k] = (s.lo, s.hi)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def const(self, v: Any) -> int:
+        v = _py(v)
+        if isinstance(v, bool):
+            return self._add(("const", v), Node("const", (), BOOL, int(v), int(v), v))
+        v = int(v)
+        return self._add(("const", v), Node("const", (), INT, v, v, v))
+
+    def var(self, i: int) -> int:
+        lo, hi = self.var_bounds[i]
+        return self._add(("var", i), Node("var", (), self.var_sort[i], lo, hi, i))
+
+    def is_const(self, n: int) -> bool:
+        return self.nodes[n].op == "const"
+
+    def cval(self, n: int) -> Any:
+        return self.nodes[n].value
+
+    def _add(self, key: tuple[Any, ...], node: Node) -> int:
+        got = self._index.get(key)
+        if got is not None:
+            return got
+        self.nodes.append(node)
+        self._index[key] = len(self.nodes) - 1
+        return len(self.nodes) - 1
+
+    def term(self, t: Any) -> int:
+        """The node of a traced term (or Python constant)."""
+        if not isinstance(t, Term):
+            return self.const(t)
+        got = self._memo.get(id(t))
+        if got is not None:
+            return got
+        if t.op == "var":
+            n = self.var(t.args[0])
+        elif t.op == "select":
+            values, idx, default = t.args
+            n = self.select([self.term(v) for v in values], self.term(idx), _py(default))
+        elif t.op == "nth":
+            m, j, default = t.args
+            n = self.mk("nth", (self.term(m), self.term(j)), INT, (_py(default),))
+        else:
+            n = self.mk(t.op, tuple(self.term(a) for a in t.args), t.sort)
+        self._memo[id(t)] = n
+        self._keep.append(t)
+        return n
+
+    def select(self, values: list[int], idx: int, default: int) -> int:
+        if self.is_const(idx):
+            i = int(self.cval(idx))
+            return values[i] if 0 <= i < len(values) else self.const(default)
+        lo, hi = self.nodes[idx].lo, self.nodes[idx].hi
+        reach = [k for k in range(len(values)) if lo <= k <= hi]
+        out_of_range = lo < 0 or hi >= len(values)
+        cands = [values[k] for k in reach] + ([self.const(default)] if out_of_range else [])
+        if cands and all(c == cands[0] for c in cands):
+            return cands[0]
+        stack = self._add(("stack", tuple(values)), Node("stack", tuple(values), INT, 0, 0))
+        b = [(self.nodes[v].lo, self.nodes[v].hi) for v in values] + [(default, default)]
+        lo_v, hi_v = min(x for x, _ in b), max(y for _, y in b)
+        return self._add(("select", stack, idx, default), Node("select", (stack, idx, default), INT, lo_v, hi_v))
+
+    def mk(self, op: str, args: tuple[int, ...], sort: str, extra: tuple[Any, ...] = ()) -> int:
+        """A node for op(args), simplified; `extra` holds trailing constants (nth's default)."""
+        nodes = self.nodes
+        if op in ("and", "or"):
+            return self._junction(op, args)
+        if all(nodes[a].op == "const" for a in args):
+            try:
+                return self.const(_fold(op, [nodes[a].value for a in args], extra))
+            except (ZeroDivisionError, ValueError):
+                pass
+        simpler = self._simplify(op, args, sort)
+        if simpler is not None:
+            return simpler
+        lo, hi = self._bounds(op, args, extra)
+        if op in _CMP or op in ("xor", "not"):
+            sort = BOOL
+        if op == "ite" and sort == BOOL and not all(nodes[a].sort == BOOL for a in args[1:]):
+            sort = INT
+        return self._add((op, args, extra), Node(op, args + extra, sort, lo, hi))
+
+    def _junction(self, op: str, args: tuple[int, ...]) -> int:
+        unit, zero = (True, False) if op == "and" else (False, True)
+        flat: list[int] = []
+        for a in args:
+            node = self.nodes[a]
+            if node.op == "const":
+                if bool(node.value) == zero:
+                    return self.const(zero)
+                continue
+            parts = list(node.args) if node.op == op else [a]
+            for p in parts:
+                if p not in flat:
+                    flat.append(p)
+        if not flat:
+            return self.const(unit)
+        if len(flat) == 1:
+            return flat[0]
+        return self._add((op, tuple(flat)), Node(op, tuple(flat), BOOL, 0, 1))
+
+    def _simplify(self, op: str, args: tuple[int, ...], sort: str) -> int | None:
+        nodes = self.nodes
+        const = [nodes[a].value if nodes[a].op == "const" else None for a in args]
+        if op == "ite":
+            c, a, b = args
+            if const[0] is not None:
+                return a if const[0] else b
+            if a == b:
+                return a
+            if sort == BOOL and const[1] is True and const[2] is False:
+                return c
+            if sort == BOOL and const[1] is False and const[2] is True:
+                return self.mk("not", (c,), BOOL)
+            return None
+        if op == "not":
+            inner = nodes[args[0]]
+            if inner.op == "not":
+                return inner.args[0]
+            return None
+        if op in _CMP:
+            a, b = args
+            if a == b:
+                return self.const(op in ("eq", "le", "ge"))
+            (alo, ahi), (blo, bhi) = (nodes[a].lo, nodes[a].hi), (nodes[b].lo, nodes[b].hi)
+            decided = {
+                "eq": (False if ahi < blo or bhi < alo else None),
+                "ne": (True if ahi < blo or bhi < alo else None),
+                "lt": (True if ahi < blo else False if alo >= bhi else None),
+                "le": (True if ahi <= blo else False if alo > bhi else None),
+                "gt": (True if alo > bhi else False if ahi <= blo else None),
+                "ge": (True if alo >= bhi else False if ahi < blo else None),
+            }[op]
+            if decided is None and op in ("eq", "ne") and alo == ahi == blo == bhi:
+                decided = op == "eq"
+            return None if decided is None else self.const(decided)
+        if op == "bitor" or op == "bitxor":
+            if const[0] == 0 and nodes[args[1]].sort == INT:
+                return args[1]
+            if const[1] == 0 and nodes[args[0]].sort == INT:
+                return args[0]
+            return None
+        if op == "bitand":
+            if const[0] == 0 or const[1] == 0:
+                return self.const(0)
+            for k, other in ((0, 1), (1, 0)):
+                cv = const[k]
+                o = nodes[args[other]]
+                if cv is not None and not isinstance(cv, bool) and o.sort == INT and o.lo >= 0:
+                    if cv == -1 or (cv >= 0 and (cv + 1) & cv == 0 and o.hi <= cv):
+                        return args[other]
+            return None
+        if op in ("add", "sub"):
+            if const[1] == 0 and nodes[args[0]].sort == INT:
+                return args[0]
+            if op == "add" and const[0] == 0 and nodes[args[1]].sort == INT:
+                return args[1]
+            return None
+        if op == "mul":
+            if const[0] == 1 and nodes[args[1]].sort == INT:
+                return args[1]
+            if const[1] == 1 and nodes[args[0]].sort == INT:
+                return args[0]
+            return None
+        return None
+
+    def _bounds(self, op: str, args: tuple[int, ...], extra: tuple[Any, ...]) -> tuple[int, int]:
+        """An interval holding every value of op(args) (Python semantics)."""
+        b = [(self.nodes[a].lo, self.nodes[a].hi) for a in args]
+        if op in _CMP or op in _LOGIC or op == "not":
+            return 0, 1
+        if op == "add":
+            return _clamp(b[0][0] + b[1][0], b[0][1] + b[1][1])
+        if op == "sub":
+            return _clamp(b[0][0] - b[1][1], b[0][1] - b[1][0])
+        if op == "mul":
+            ps = [x * y for x in b[0] for y in b[1]]
+            return _clamp(min(ps), max(ps))
+        if op == "neg":
+            return _clamp(-b[0][1], -b[0][0])
+        if op == "ite":
+            return min(b[1][0], b[2][0]), max(b[1][1], b[2][1])
+        if op == "compl":
+            return -b[0][1] - 1, -b[0][0] - 1
+        if op == "bitand":
+            nonneg = [hi for lo, hi in b if lo >= 0]
+            return (0, min(nonneg)) if nonneg else _UNKNOWN
+        if op in ("bitor", "bitxor"):
+            if b[0][0] >= 0 and b[1][0] >= 0:
+                return 0, (1 << max(b[0][1], b[1][1]).bit_length()) - 1
+            return _UNKNOWN
+        if op == "shl":
+            (alo, ahi), (slo, shi) = b
+            if alo >= 0 and slo >= 0 and shi < 64:
+                lo = alo << slo
+                return _clamp(lo, ahi << shi)
+            return _UNKNOWN
+        if op == "shr":
+            (alo, ahi), (slo, shi) = b
+            if alo >= 0 and slo >= 0:
+                return 0, ahi
+            return _UNKNOWN
+        if op == "popcount":
+            lo, hi = b[0]
+            return (0, hi.bit_length()) if lo >= 0 else (0, 64)
+        if op == "first":
+            lo, hi = b[0]
+            return (0, hi) if lo >= 0 else _UNKNOWN
+        if op == "nth":
+            lo, hi = b[0]
+            default = extra[0]
+            top = hi.bit_length() - 1 if lo >= 0 else 63
+            return min(default, 0), max(default, top)
+        if op == "mod":
+            (_, _), (dlo, dhi) = b
+            if dlo > 0:
+                return 0, dhi - 1
+            return _UNKNOWN
+        return _UNKNOWN
+
+    def bit_width(self, n: int) -> int:
+        """How many low bits a page-set node can use (64 when it may be negative)."""
+        node = self.nodes[n]
+        if node.lo < 0:
+            return 64
+        return max(1, min(64, node.hi.bit_length()))
+
+
+def _clamp(lo: int, hi: int) -> tuple[int, int]:
+    return max(lo, _INT64_MIN), min(hi, _INT64_MAX)
+
+
+def _literal(v: Any) -> str:
+    """A constant as it appears in generated code, in int64's two's complement."""
+    if isinstance(v, bool):
+        return repr(v)
+    v = int(v)
+    if v > _INT64_MAX:
+        v -= 1 << 64
+    return repr(v)
+
+
+# --------------------------------------------------------------------------- code generation
+
+
+class _Emitter:
+    """Straight-line numpy code for a set of root nodes, each node computed once."""
+
+    def __init__(self, graph: Graph, *, gathered: bool) -> None:
+        self.g = graph
+        self.gathered = gathered
+        self.lines: list[str] = []
+        self.done: set[int] = set()
+
+    def ref(self, n: int, *, as_int: bool = False, as_bool: bool = False) -> str:
+        node = self.g.nodes[n]
+        if node.op == "const":
+            v = node.value
+            if as_int:
+                return _literal(int(v))
+            if as_bool:
+                return repr(bool(v))
+            return _literal(v)
+        self.need(n)
+        name = f"t{n}"
+        if as_int and node.sort == BOOL:
+            return f"{name}.astype(np.int64)"
+        if as_bool and node.sort == INT:
+            return f"({name} != 0)"
+        return name
+
+    def need(self, root: int) -> None:
+        """Emit the code of `root` and of everything it depends on (iteratively, in id order)."""
+        if root in self.done or self.g.nodes[root].op == "const":
+            return
+        todo: set[int] = set()
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if n in todo or n in self.done:
+                continue
+            node = self.g.nodes[n]
+            if node.op == "const":
+                continue
+            todo.add(n)
+            stack.extend(a for a in self._children(node))
+        for n in sorted(todo):
+            self.done.add(n)
+            self.lines.append(f"    t{n} = {self._expr(n)}")
+
+    def _children(self, node: Node) -> list[int]:
+        if node.op in ("var", "const"):
+            return []
+        if node.op == "stack":
+            return list(node.args)
+        if node.op == "select":
+            stack = self.g.nodes[node.args[0]]
+            if all(self.g.is_const(v) for v in stack.args):
+                return [node.args[1]]
+            return [node.args[0], node.args[1]]
+        if node.op == "nth":
+            return [node.args[0], node.args[1]]
+        return list(node.args)
+
+    def _expr(self, n: int) -> str:
+        g, node = self.g, self.g.nodes[n]
+        op, a = node.op, node.args
+        if op == "var":
+            col = f"X[{node.value}].take(idx)" if self.gathered else f"X[{node.value}]"
+            return f"({col} != 0)" if node.sort == BOOL else col
+        if op in _CMP:
+            return f"({self.ref(a[0])} {_CMP[op]} {self.ref(a[1])})"
+        if op in _ARITH:
+            return f"({self.ref(a[0], as_int=True)} {_ARITH[op]} {self.ref(a[1], as_int=True)})"
+        if op == "div":
+            return f"np.floor_divide({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
+        if op == "mod":
+            return f"np.remainder({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
+        if op == "neg":
+            return f"(-{self.ref(a[0], as_int=True)})"
+        if op == "shl":
+            return f"np.left_shift({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
+        if op == "shr":
+            return f"np.right_shift({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
+        if op in ("and", "or"):
+            sym = _LOGIC[op]
+            return "(" + f" {sym} ".join(self.ref(x, as_bool=True) for x in a) + ")"
+        if op == "xor":
+            return f"({self.ref(a[0], as_bool=True)} ^ {self.ref(a[1], as_bool=True)})"
+        if op == "not":
+            return f"(~{self.ref(a[0], as_bool=True)})"
+        if op in _BITS:
+            return f"({self.ref(a[0], as_int=True)} {_BITS[op]} {self.ref(a[1], as_int=True)})"
+        if op == "compl":
+            return f"(~{self.ref(a[0], as_int=True)})"
+        if op == "ite":
+            as_int = node.sort == INT
+            branches = [self.ref(x, as_int=as_int, as_bool=not as_int) for x in a[1:]]
+            return f"np.where({self.ref(a[0], as_bool=True)}, {branches[0]}, {branches[1]})"
+        if op == "popcount":
+            return f"_popcount({self.ref(a[0], as_int=True)})"
+        if op == "first":
+            return f"_first({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {g.bit_width(a[0])})"
+        if op == "nth":
+            return f"_nth({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])}, {g.bit_width(a[0])})"
+        if op == "stack":
+            return "_stack((" + "".join(self.ref(v, as_int=True) + ", " for v in a) + "), N)"
+        if op == "select":
+            stack, idx, default = a
+            if all(g.is_const(v) for v in g.nodes[stack].args):
+                table = [int(g.cval(v)) for v in g.nodes[stack].args] + [default]
+                return f"_select_const(np.array([{', '.join(map(_literal, table))}], dtype=np.int64), {self.ref(idx, as_int=True)})"
+            return f"_select({self.ref(stack)}, {self.ref(idx, as_int=True)}, {_literal(default)})"
+        raise ValueError(f"the batch interpreter has no rule for {op!r}")
+
+
+# --------------------------------------------------------------------------- compiled model
+
+
+@dataclass
+class Program:
+    """One action binding compiled: `rest` (guards not in the shared first stage) and `body`."""
+
+    binding: int
+    rest: Callable[..., Any] | None
+    body: Callable[..., Any]
+
+
+@dataclass
+class Expansion:
+    """The successors of a block of states: one entry per enabled (state, binding) pair,
+    grouped by binding in model order, rows ascending within a binding."""
+
+    rows: np.ndarray       # int64: the row of the parent in the block
+    binding: np.ndarray    # int64: index into model.bindings
+    words: np.ndarray      # uint64 (words x m): the packed successor
+    flagged: np.ndarray    # bool: a kernel property is violated by this transition
+    bad: np.ndarray        # bool: a write leaves its slot's domain (a spec error)
+
+
+class BatchModel:
+    """A Model's traced graphs compiled to numpy code (see the module docstring)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.layout = Layout(model)
+        traced = trace_model(model)
+        g = self.graph = Graph(model)
+        self.n_bindings = len(model.bindings)
+        cheap_roots: list[int | None] = []
+        plans: list[tuple[int, int | None, list[tuple[int, int]], int | None]] = []
+        for b, tr in enumerate(traced.actions):
+            conj: list[int] = []
+            for cond in tr.guard:
+                c = g.term(cond)
+                node = g.nodes[c]
+                conj.extend(node.args if node.op == "and" else [c])
+            if any(g.is_const(c) and not g.cval(c) for c in conj):
+                cheap_roots.append(None)
+                plans.append((b, None, [], None))
+                continue
+            conj = [c for c in conj if not g.is_const(c)]
+            cheap = [c for c in conj if self._cheap(c)]
+            rest = [c for c in conj if c not in cheap]
+            cheap_roots.append(g.mk("and", tuple(cheap), BOOL) if cheap else -1)
+            writes = [(i, g.term(w)) for i, w in sorted(tr.writes.items())]
+            writes = [(i, w) for i, w in writes if not (g.nodes[w].op == "var" and g.nodes[w].value == i)]
+            checked = [c for prop, c, _ in tr.flags if prop not in self.model.skip]  # --skip
+            flag = g.mk("or", tuple(g.term(c) for c in checked), BOOL) if checked else g.const(False)
+            plans.append((b, g.mk("and", tuple(rest), BOOL) if rest else None, writes, flag))
+        self.never = [r is None for r in cheap_roots]
+        self._stage1 = self._compile_stage1(cheap_roots)
+        self.programs: list[Program | None] = []
+        for b, rest_root, writes, flag_root in plans:
+            if self.never[b] or flag_root is None:
+                self.programs.append(None)
+                continue
+            rest_fn = self._compile_rest(b, rest_root) if rest_root is not None else None
+            self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root)))
+        self._props = self._compile_props(traced.properties)
+        self._props_only = self._compile_props(traced.properties, sometimes=False)
+        self.sometimes_names = [name for name, _ in traced.properties.sometimes]
+
+    # -- compilation ------------------------------------------------------------------------
+
+    def _cheap(self, root: int) -> bool:
+        """A guard conjunct made only of comparisons of slots with constants (a stage check)."""
+        g = self.graph
+        stack, seen = [root], set()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            node = g.nodes[n]
+            if node.op in ("var", "const"):
+                continue
+            if node.op not in _CMP and node.op not in ("and", "or", "not"):
+                return False
+            stack.extend(node.args)
+        return len(seen) <= 12
+
+    def _compile_stage1(self, roots: list[int | None]) -> Callable[[np.ndarray], list[Any]]:
+        em = _Emitter(self.graph, gathered=False)
+        outs = []
+        for r in roots:
+            if r is None:
+                outs.append("False")
+            elif r == -1:
+                outs.append("None")
+            else:
+                outs.append(em.ref(r, as_bool=True))
+        src = "def stage1(X):\n    N = X.shape[1]\n" + "\n".join(em.lines) + f"\n    return [{', '.join(outs)}]\n"
+        return _compile(src, "stage1")
+
+    def _compile_rest(self, b: int, root: int) -> Callable[..., Any]:
+        em = _Emitter(self.graph, gathered=True)
+        out = em.ref(root, as_bool=True)
+        src = "def rest(X, idx):\n    N = idx.shape[0]\n" + "\n".join(em.lines) + f"\n    return {out}\n"
+        return _compile(src, "rest")
+
+    def _compile_body(self, b: int, writes: list[tuple[int, int]], flag: int) -> Callable[..., Any]:
+        g, lay = self.graph, self.layout
+        em = _Emitter(g, gathered=True)
+        bad_terms: list[str] = []
+        per_word: dict[int, list[str]] = {}
+        clear: dict[int, int] = {}
+        setc: dict[int, int] = {}
+        slots = {s.offset + k: s for s in self.model.slots for k in range(s.length)}
+        for i, w in writes:
+            f = lay.fields[i]
+            slot = slots[i]
+            node = g.nodes[w]
+            if f.bits == 0 and node.op == "const":
+                if int(node.value) != f.lo:
+                    bad_terms.append("np.ones(N, dtype=bool)")
+                continue
+            clear[f.word] = clear.get(f.word, 0) | (((1 << f.bits) - 1) << f.shift)
+            if node.op == "const":
+                v = int(node.value)
+                if not slot.lo <= v <= slot.hi:
+                    bad_terms.append("np.ones(N, dtype=bool)")
+                    continue
+                setc[f.word] = setc.get(f.word, 0) | ((v - f.lo) << f.shift)
+                continue
+            ref = em.ref(w, as_int=True) if node.sort == INT else em.ref(w)
+            if node.lo < slot.lo:
+                bad_terms.append(f"({em.ref(w, as_int=True)} < {slot.lo})")
+            if node.hi > slot.hi:
+                bad_terms.append(f"({em.ref(w, as_int=True)} > {slot.hi})")
+            if node.sort == BOOL:
+                piece = f"{ref}.astype(np.uint64)"
+            elif f.lo:
+                piece = f"({ref} - {f.lo}).view(np.uint64)"
+            else:
+                piece = f"{ref}.view(np.uint64)"
+            if f.bits < 64 and (node.lo < slot.lo or node.hi > slot.hi):
+                piece = f"({piece} & {(1 << f.bits) - 1})"
+            if f.shift:
+                piece = f"({piece} << {f.shift})"
+            per_word.setdefault(f.word, []).append(piece)
+        flag_ref = None if g.is_const(flag) and not g.cval(flag) else em.ref(flag, as_bool=True)
+        lines = list(em.lines)
+        outs = []
+        for wd in range(lay.words):
+            lines.append(f"    w{wd} = P[{wd}].take(idx)")
+            if wd in clear:
+                keep = ((1 << 64) - 1) ^ clear[wd]
+                lines.append(f"    w{wd} &= {keep}")
+            if setc.get(wd):
+                lines.append(f"    w{wd} |= {setc[wd]}")
+            for piece in per_word.get(wd, []):
+                lines.append(f"    w{wd} |= {piece}")
+            outs.append(f"w{wd}")
+        flag_out = "None" if flag_ref is None else (
+            "np.ones(N, dtype=bool)" if flag_ref == "True" else f"np.broadcast_to({flag_ref}, (N,))")
+        bad_out = "None" if not bad_terms else "(" + " | ".join(bad_terms) + ")"
+        src = ("def body(X, P, idx):\n    N = idx.shape[0]\n" + "\n".join(lines)
+               + f"\n    return ({', '.join(outs)},), {flag_out}, {bad_out}\n")
+        return _compile(src, "body")
+
+    def _compile_props(self, props: Any, *, sometimes: bool = True) -> Callable[[np.ndarray], Any]:
+        g = self.graph
+        em = _Emitter(g, gathered=False)
+        bad = []
+        skip = self.model.skip  # --skip: properties the user chose not to check
+        for name, cond in props.invariants:
+            if name in skip:
+                continue
+            n = g.mk("not", (g.term(cond),), BOOL) if not g.is_const(g.term(cond)) else g.const(not g.cval(g.term(cond)))
+            bad.append(n)
+        for cond, _ in ([] if "leak" in skip else props.leak):
+            bad.append(g.term(cond))
+        root = g.mk("or", tuple(bad), BOOL) if bad else g.const(False)
+        bad_ref = em.ref(root, as_bool=True)
+        some = [em.ref(g.term(cond), as_bool=True) for _, cond in props.sometimes] if sometimes else []
+        src = ("def props(X):\n    N = X.shape[1]\n" + "\n".join(em.lines)
+               + f"\n    return np.broadcast_to({bad_ref}, (N,)), [np.broadcast_to(s, (N,)) for s in ({''.join(s + ', ' for s in some)})]\n")
+        return _compile(src, "props")
+
+    # -- running ----------------------------------------------------------------------------
+
+    def expand(self, P: np.ndarray, X: np.ndarray | None = None) -> Expansion:
+        """Every successor of the packed block P (words x n); X is P unpacked, if at hand."""
+        if X is None:
+            X = self.layout.unpack(P)
+        n = P.shape[1]
+        with np.errstate(all="ignore"):
+            masks = self._stage1(X)
+            rows, binds, words, flags, bads = [], [], [], [], []
+            all_rows: np.ndarray | None = None
+            for b, prog in enumerate(self.programs):
+                if prog is None:
+                    continue
+                m = masks[b]
+                if m is None:
+                    if all_rows is None:
+                        all_rows = np.arange(n, dtype=np.int64)
+                    idx = all_rows
+                else:
+                    idx = np.flatnonzero(m)
+                if prog.rest is not None and idx.size:
+                    keep = prog.rest(X, idx)
+                    idx = idx[np.broadcast_to(keep, idx.shape)]
+                if idx.size == 0:
+                    continue
+                w, flag, bad = prog.body(X, P, idx)
+                rows.append(idx)
+                binds.append(b)
+                words.append(w)
+                flags.append(np.zeros(idx.size, dtype=bool) if flag is None else flag)
+                bads.append(np.zeros(idx.size, dtype=bool) if bad is None else np.broadcast_to(bad, idx.shape))
+        k = self.layout.words
+        if not rows:
+            e = np.zeros(0, dtype=np.int64)
+            return Expansion(e, e.copy(), np.zeros((k, 0), dtype=np.uint64), np.zeros(0, bool), np.zeros(0, bool))
+        sizes = [r.size for r in rows]
+        return Expansion(np.concatenate(rows), np.repeat(np.array(binds, dtype=np.int64), sizes),
+                         _words(words, k), np.concatenate(flags), np.concatenate(bads))
+
+    def state_properties(self, X: np.ndarray, *, sometimes: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Per row: does an invariant or the leak property fail; and each sometimes property
+        (an empty list with sometimes=False, once a search has reached them all)."""
+        with np.errstate(all="ignore"):
+            return (self._props if sometimes else self._props_only)(X)
