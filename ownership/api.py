@@ -99,7 +99,7 @@ def check(
 
         result: CheckResult = bmc.run(model, max_states=max_states, max_depth=max_depth,
                                       max_seconds=max_seconds, reporter=reporter, symbolic=symbolic)
-        result.model = getattr(result, "witness_model", None) or model  # type: ignore[attr-defined]
+        result.model = getattr(result, "witness_model", None) or model
     elif engine == "fuzz":
         from .engines import fuzz
 
@@ -107,7 +107,7 @@ def check(
             raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
         result = fuzz.check(model, runs=runs or fuzz.DEFAULT_RUNS, steps=steps or fuzz.DEFAULT_STEPS, seed=seed,
                             profile=profile, database=database, max_seconds=max_seconds, reporter=reporter)
-        result.model = model  # type: ignore[attr-defined]
+        result.model = model
     else:
         from .engines import batch, explicit
 
@@ -123,24 +123,25 @@ def check(
         else:
             result = explicit.check(model, max_states=max_states, max_depth=max_depth,
                                     max_seconds=max_seconds, reporter=reporter)
-        result.model = model  # type: ignore[attr-defined]
+        result.model = model
     limits = ""
-    for flag, value in (("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds)):
+    options: list[tuple[str, Any]] = [
+        ("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds),
+        ("--runs", runs), ("--steps", steps), ("--profile", profile),
+    ]
+    for flag, value in options:
         if value is not None:
-            limits += f" {flag} {value}"
+            limits += f" {flag} {shlex.quote(str(value))}"
     limits += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
     if symmetry:
         limits += " --symmetry"
-    for flag, value in (("--runs", runs), ("--steps", steps), ("--profile", profile)):
-        if value is not None:
-            limits += f" {flag} {shlex.quote(str(value))}"
     if engine == "fuzz" and result.coverage.seed is not None:
         limits += f" --seed {result.coverage.seed}"
-    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)  # type: ignore[attr-defined]
+    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)
         result.trace.version = version
-        result.trace.reproduce = result.reproduce  # type: ignore[attr-defined]
+        result.trace.reproduce = result.reproduce
     return result
 
 

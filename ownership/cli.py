@@ -149,7 +149,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     if strict and unreached and code == 0:
         code = Verdict.INCONCLUSIVE.exit_code
     if as_json:
-        model = result.model  # type: ignore[attr-defined]
+        model = result.model
         doc = {
             "spec": spec,
             "spec_class": model.spec_cls.__name__,
@@ -162,7 +162,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
             "violation": result.violation.to_json() if result.violation else None,
             "trace": trace_path,
             "sometimes": result.sometimes,
-            "reproduce": result.reproduce,  # type: ignore[attr-defined]
+            "reproduce": result.reproduce,
             "exit_code": code,
         }
         parameters = getattr(result, "parameters", None)

@@ -140,6 +140,8 @@ class CheckResult:
     engine: str
     trace: Any = None  # ownership.trace.Trace when violated
     sometimes: dict[str, bool | None] = field(default_factory=dict)  # None: not checked to the end
+    model: Any = None  # the ownership.lang.model.Model that was checked (set by ownership.api)
+    reproduce: str = ""  # the command that re-runs this check (set by ownership.api)
 
     @property
     def violation(self) -> Any:

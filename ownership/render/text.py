@@ -102,7 +102,7 @@ def _setting(params: dict[str, int], fixes: list[str] | tuple[str, ...]) -> str:
 def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                  trace_path: str | None = None) -> str:
     """The whole report of `ownership check`: verdict, coverage, trace, reproduce command."""
-    model = result.model  # type: ignore[attr-defined]
+    model = result.model
     env = dict(model.env)
     for sym in getattr(result, "symbolic", None) or []:
         name = getattr(sym, "name", None)
@@ -156,7 +156,7 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
             lines.append(f"WARNING: sometimes {name} is never reached in any reachable state: the spec may be vacuous")
     if trace_path:
         lines.append(f"Trace written to {trace_path}")
-    lines.append(f"Reproduce: {result.reproduce}")  # type: ignore[attr-defined]
+    lines.append(f"Reproduce: {result.reproduce}")
     return "\n".join(lines)
 
 
