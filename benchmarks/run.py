@@ -38,6 +38,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: The first heading in RESULTS.md that this script does not write (kept on a rewrite).
+OTHER_SECTIONS = "## The symbolic engine"
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PML = HERE / "peers" / "sglang_pd.pml"
@@ -300,7 +302,11 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write and not args.quick:
-        (HERE / "RESULTS.md").write_text(text)
+        # Keep the sections that other benchmarks write (benchmarks/bmc.py's, under its heading).
+        path = HERE / "RESULTS.md"
+        old = path.read_text() if path.exists() else ""
+        keep = old[old.index(OTHER_SECTIONS):] if OTHER_SECTIONS in old else ""
+        path.write_text(text + ("\n" + keep if keep else ""))
 
 
 if __name__ == "__main__":
