@@ -124,7 +124,8 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
           profile: str | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
 
-    A violation comes with a shortest counterexample; a pass says what was covered."""
+    A violation comes with a counterexample (a shortest one with the explicit and bmc
+    engines); a pass says what was covered, and never more."""
     from .engines.batch import keep_freed_memory
     from .render.text import render_check
 
