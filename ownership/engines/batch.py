@@ -189,7 +189,7 @@ class Table:
     def _place(self, h: np.ndarray, entries: np.ndarray) -> None:
         """Put entries of distinct rows into free slots (no lookup: used when the table grows)."""
         cap_mask = self.cap - 1
-        slot = (h & self.mask).astype(np.int64)
+        slot = (h & self.mask).view(np.int64)  # (a fresh array: no copy needed)
         pending = np.arange(h.size, dtype=np.int64)
         while pending.size:
             sl = slot.take(pending)
@@ -204,6 +204,23 @@ class Table:
             slot[moved] = (slot.take(moved) + 1) & cap_mask
             pending = pending[keep]
 
+    @staticmethod
+    def _same(stored: np.ndarray, words: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Per row: stored[i] (a store row) equals column rows[i] of words. Word by word:
+        `np.all(..., axis=1)` over rows of a few words is 3x slower (a reduction per row)."""
+        same = stored[:, 0] == words[0].take(rows)
+        for w in range(1, words.shape[0]):
+            same &= stored[:, w] == words[w].take(rows)
+        return same
+
+    @staticmethod
+    def _same_rows(words: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per i: columns a[i] and b[i] of words are equal (word by word, as `_same`)."""
+        same = words[0].take(a) == words[0].take(b)
+        for w in range(1, words.shape[0]):
+            same &= words[w].take(a) == words[w].take(b)
+        return same
+
     def insert(self, h: np.ndarray, words: np.ndarray, first_id: int) -> np.ndarray:
         """Add the rows not yet in the table; return the indices of those that are new, in
         order. Among equal new rows the first is the one added (NOTE(first-wins)); the new rows
@@ -214,7 +231,7 @@ class Table:
         self._grow(self.used + m)
         cap_mask = self.cap - 1
         prov = self._PROVISIONAL
-        slot = (h & self.mask).astype(np.int64)
+        slot = (h & self.mask).view(np.int64)  # (a fresh array: no copy needed)
         tag = self.tags(h)
         is_new = np.zeros(m, dtype=bool)
         new_slot = np.zeros(m, dtype=np.int64)
@@ -233,15 +250,13 @@ class Table:
             if hit.size:
                 rows = hit if first_round else pending.take(hit)
                 ids = (e.take(hit) & self._ID_MASK) - 1
-                same = np.all(store.take(ids, axis=0) == words.take(rows, axis=1).T, axis=1)
-                settled[hit[same]] = True
+                settled[hit[self._same(store.take(ids, axis=0), words, rows)]] = True
             if not first_round:
                 # rows added earlier in this call: compare with those rows
                 mine = np.flatnonzero(e < 0)
                 if mine.size:
                     other = e.take(mine) - prov
-                    same = np.all(words.take(other, axis=1) == words.take(pending.take(mine), axis=1), axis=0)
-                    settled[mine[same]] = True
+                    settled[mine[self._same_rows(words, other, pending.take(mine))]] = True
             fi = np.flatnonzero(free)
             if fi.size:
                 cand = fi if first_round else pending.take(fi)
@@ -258,6 +273,12 @@ class Table:
                     is_new[wc] = True
                     new_slot[wc] = cs[won]
                     settled[fi[won]] = True
+                    # a loser that is a copy of its slot's winner is settled now (most losers
+                    # are: a new state reached twice in the block), not after another round
+                    lost = np.flatnonzero(~won)
+                    winner = self.slots.take(cs.take(lost)) - prov
+                    same = self._same_rows(words, winner, cand.take(lost))
+                    settled[fi.take(lost)[same]] = True
             # a row at a slot holding another row moves on; a row that lost a free slot stays,
             # and next round meets the winner (its copy: settled; another row: moves on)
             moving = pending[~free & ~settled]
@@ -359,9 +380,9 @@ class Expander:
         # in discovery order (row, then binding); rows < 65536 take numpy's radix sort
         order = np.argsort(e.rows.astype(np.uint16 if P.shape[1] <= 1 << 16 else np.int64), kind="stable")
         pos = (e.rows.take(order) + start) * self.B + e.binding.take(order)
-        flagged, bad = e.flagged.take(order), e.bad.take(order)
-        first_flag = int(pos[np.argmax(flagged)]) if flagged.any() else -1
-        first_bad = int(pos[np.argmax(bad)]) if bad.any() else -1
+        # (events are rare: reorder their flags only when there is one)
+        first_flag = int(pos[np.argmax(e.flagged.take(order))]) if e.flagged.any() else -1
+        first_bad = int(pos[np.argmax(e.bad.take(order))]) if e.bad.any() else -1
         words = e.words.take(order, axis=1)
         stab = None
         if self.canon is not None:
@@ -685,8 +706,11 @@ class _Search:
             new = self.table.insert(blk.h[:keep], blk.words[:, :keep], before)
             new_words = blk.words.take(new, axis=1)
             self.store.append(new_words)
-            self.parent[d + 1].append(blk.pos.take(new) // self.B)
-            self.via[d + 1].append(blk.pos.take(new) % self.B)
+            parent, via = np.divmod(blk.pos.take(new), self.B)
+            # narrow types (a row of a level is a state id < 2**32): a third of the memory, and
+            # fresh memory is slow to touch on VMs (NOTE(first-touch))
+            self.parent[d + 1].append(parent.astype(np.uint32))
+            self.via[d + 1].append(via.astype(np.uint16 if self.B <= 1 << 16 else np.uint32))
             if blk.stab is not None:
                 self.orbits.append(self._orbit(blk.stab.take(new)))
             self.blocks[d].append((blk.start, blk.stop, int(blk.pos.size)))

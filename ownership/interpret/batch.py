@@ -32,6 +32,7 @@ ordering comparison, `//` or `>>` of such a page set in a spec's own code would 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -263,7 +264,32 @@ _NAMESPACE: dict[str, Any] = {
 }
 
 
+_TEMP = re.compile(r"\bt\d+\b")
+
+
+def _free_dead(source: str) -> str:
+    """`del` each temporary of straight-line generated code after its last use.
+
+    A body has a hundred or more temporaries of a few thousand rows; kept alive to the end of
+    the function they are megabytes that fall out of the cache, while freed ones are reused at
+    once by the next allocation of the same size (still in cache)."""
+    lines = source.split("\n")
+    last: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        for name in _TEMP.findall(line):
+            last[name] = i
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if line.startswith("    ") and not line.lstrip().startswith("return"):
+            dead = sorted({n for n in _TEMP.findall(line) if last[n] == i})
+            if dead:
+                out.append(f"    del {', '.join(dead)}")
+    return "\n".join(out)
+
+
 def _compile(source: str, name: str, extra: dict[str, Any] | None = None) -> Any:
+    source = _free_dead(source)
     namespace = dict(_NAMESPACE)
     if extra:
         namespace.update(extra)
@@ -276,6 +302,7 @@ def _compile(source: str, name: str, extra: dict[str, Any] | None = None) -> Any
 # --------------------------------------------------------------------------- the node table
 
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
 _BITS = {"bitand": "&", "bitor": "|", "bitxor": "^"}
 _LOGIC = {"and": "&", "or": "|", "xor": "^"}
@@ -488,6 +515,8 @@ class Graph:
             inner = nodes[args[0]]
             if inner.op == "not":
                 return inner.args[0]
+            if inner.op in _CMP:  # one comparison instead of a comparison and a negation
+                return self.mk(_NEGATED[inner.op], inner.args, BOOL)
             return None
         if op in _CMP:
             a, b = args
@@ -504,6 +533,10 @@ class Graph:
             }[op]
             if decided is None and op in ("eq", "ne") and alo == ahi == blo == bhi:
                 decided = op == "eq"
+            if decided is None and op in ("eq", "ne") and 0 in const:
+                bit = self._bit_test(args[1] if const[0] == 0 else args[0])
+                if bit is not None:
+                    return bit if op == "ne" else self.mk("not", (bit,), BOOL)
             return None if decided is None else self.const(decided)
         if op == "bitor" or op == "bitxor":
             if const[0] == 0 and nodes[args[1]].sort == INT:
@@ -533,6 +566,56 @@ class Graph:
             if const[1] == 1 and nodes[args[0]].sort == INT:
                 return args[0]
             return None
+        return None
+
+    def _bit_test(self, n: int) -> int | None:
+        """A boolean node equal to `n != 0` when n is `m & 2**j` and m is built from constants
+        by `|` and `If` (how the kernel builds a page mask from per-page conditions), else None.
+
+        The kernel then tests each page's bit of that mask: `(mask & 4) != 0` is the condition
+        it was built from for page 2, so the mask and the tests drop out of the generated code
+        (about a third of the operations of the heaviest bodies)."""
+        node = self.nodes[n]
+        if node.op != "bitand":
+            return None
+        for k in (0, 1):
+            kv = self.nodes[node.args[k]]
+            if kv.op == "const" and not isinstance(kv.value, bool) and 0 < kv.value < 1 << 62 \
+                    and kv.value & (kv.value - 1) == 0:
+                got = self._bit_of(node.args[1 - k], kv.value, 0)
+                return None if isinstance(got, bool) else got
+        return None
+
+    def _bit_of(self, n: int, bit: int, depth: int) -> int | bool | None:
+        """`n & bit != 0` for n made of constants, `|` and `If`: a Python bool when constant,
+        else a boolean node; None for any other n. (Constants stay Python bools: the node table
+        keys True and 1 alike, so `const(True)` may be the integer node 1.)"""
+        node = self.nodes[n]
+        if node.op == "const":
+            return bool(int(node.value) & bit)
+        if depth > 16:
+            return None
+        if node.op == "bitor":
+            parts = [self._bit_of(a, bit, depth + 1) for a in node.args]
+            if any(p is None for p in parts):
+                return None
+            if any(p is True for p in parts):
+                return True
+            nodes = tuple(p for p in parts if p is not False)
+            return self.mk("or", nodes, BOOL) if nodes else False  # type: ignore[arg-type]
+        if node.op == "ite" and node.sort == INT and self.nodes[node.args[0]].sort == BOOL:
+            c = node.args[0]
+            a, b = (self._bit_of(x, bit, depth + 1) for x in node.args[1:])
+            if a is None or b is None:
+                return None
+            if isinstance(a, bool) and isinstance(b, bool):
+                return a if a == b else (c if a else self.mk("not", (c,), BOOL))
+            if isinstance(b, bool):   # c and a, or (not c) or a
+                return self.mk("or", (self.mk("not", (c,), BOOL), a), BOOL) if b else self.mk("and", (c, a), BOOL)
+            if isinstance(a, bool):   # c or b, or (not c) and b
+                return self.mk("or", (c, b), BOOL) if a else self.mk("and", (self.mk("not", (c,), BOOL), b), BOOL)
+            got = self.mk("ite", (c, a, b), BOOL)
+            return got if self.nodes[got].sort == BOOL else None
         return None
 
     def _bounds(self, op: str, args: tuple[int, ...], extra: tuple[Any, ...]) -> tuple[int, int]:
@@ -622,6 +705,13 @@ class _Emitter:
         self.gathered = gathered
         self.lines: list[str] = []
         self.done: set[int] = set()
+        self.tables: dict[str, np.ndarray] = {}  # lookup tables the code reads (built once)
+
+    def table(self, values: list[int]) -> str:
+        """The name of a constant int64 lookup table in the generated code's namespace."""
+        name = f"_T{len(self.tables)}"
+        self.tables[name] = np.array(values, dtype=np.int64)
+        return name
 
     def ref(self, n: int, *, as_int: bool = False, as_bool: bool = False) -> str:
         node = self.g.nodes[n]
@@ -712,6 +802,12 @@ class _Emitter:
             return f"_popcount({self.ref(a[0], as_int=True)})"
         if op == "first":
             return f"_first({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {g.bit_width(a[0])})"
+        if op == "nth" and g.is_const(a[1]) and g.bit_width(a[0]) <= _TABLE_BITS:
+            # a constant j (the kernel's unrolled loops): one gather from a table of nth(m, j)
+            # over every m the page set can hold (0 <= m < 2**bits), instead of _nth's ~8 ops
+            bits, j = g.bit_width(a[0]), int(g.cval(a[1]))
+            nth_table = self.table([PYTHON.nth(m, j, a[2]) for m in range(1 << bits)])
+            return f"{nth_table}.take({self.ref(a[0], as_int=True)})"
         if op == "nth":
             return f"_nth({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])}, {g.bit_width(a[0])})"
         if op == "stack":
@@ -719,8 +815,11 @@ class _Emitter:
         if op == "select":
             stack, idx, default = a
             if all(g.is_const(v) for v in g.nodes[stack].args):
-                table = [int(g.cval(v)) for v in g.nodes[stack].args] + [default]
-                return f"_select_const(np.array([{', '.join(map(_literal, table))}], dtype=np.int64), {self.ref(idx, as_int=True)})"
+                values = [int(g.cval(v)) for v in g.nodes[stack].args]
+                inode = g.nodes[idx]
+                if 0 <= inode.lo and inode.hi < len(values):  # always in range: a plain gather
+                    return f"{self.table(values)}.take({self.ref(idx, as_int=True)})"
+                return f"_select_const({self.table(values + [default])}, {self.ref(idx, as_int=True)})"
             return f"_select({self.ref(stack)}, {self.ref(idx, as_int=True)}, {_literal(default)})"
         raise ValueError(f"the batch interpreter has no rule for {op!r}")
 
@@ -822,13 +921,13 @@ class BatchModel:
             else:
                 outs.append(em.ref(r, as_bool=True))
         src = "def stage1(X):\n    N = X.shape[1]\n" + "\n".join(em.lines) + f"\n    return [{', '.join(outs)}]\n"
-        return _compile(src, "stage1")
+        return _compile(src, "stage1", em.tables)
 
     def _compile_rest(self, b: int, root: int) -> Callable[..., Any]:
         em = _Emitter(self.graph, gathered=True)
         out = em.ref(root, as_bool=True)
         src = "def rest(X, idx):\n    N = idx.shape[0]\n" + "\n".join(em.lines) + f"\n    return {out}\n"
-        return _compile(src, "rest")
+        return _compile(src, "rest", em.tables)
 
     def _compile_body(self, b: int, writes: list[tuple[int, int]], flag: int) -> Callable[..., Any]:
         g, lay = self.graph, self.layout
@@ -888,7 +987,7 @@ class BatchModel:
         bad_out = "None" if not bad_terms else "(" + " | ".join(bad_terms) + ")"
         src = ("def body(X, P, idx):\n    N = idx.shape[0]\n" + "\n".join(lines)
                + f"\n    return ({', '.join(outs)},), {flag_out}, {bad_out}\n")
-        return _compile(src, "body")
+        return _compile(src, "body", em.tables)
 
     def _compile_props(self, props: Any, *, sometimes: bool = True) -> Callable[[np.ndarray], Any]:
         g = self.graph
@@ -907,7 +1006,7 @@ class BatchModel:
         some = [em.ref(g.term(cond), as_bool=True) for _, cond in props.sometimes] if sometimes else []
         src = ("def props(X):\n    N = X.shape[1]\n" + "\n".join(em.lines)
                + f"\n    return np.broadcast_to({bad_ref}, (N,)), [np.broadcast_to(s, (N,)) for s in ({''.join(s + ', ' for s in some)})]\n")
-        return _compile(src, "props")
+        return _compile(src, "props", em.tables)
 
     # -- running ----------------------------------------------------------------------------
 
