@@ -37,10 +37,13 @@ def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (
     return build_model(load_spec(spec), params or {}, fixes, version, skip=skip)
 
 
-def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "") -> str:
-    """The command that re-runs this check: spec, non-default parameters and fixes."""
+def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "",
+                      command: str = "check", options: Sequence[tuple[str, Any]] = (),
+                      omit_params: Any = ()) -> str:
+    """The command that re-runs this run: spec, version, fixes, non-default parameters,
+    skipped properties, then `options` ((flag, value) pairs) and the raw `extra` text."""
     defaults = {n: p.default for n, p in model.spec_cls._params.items()}
-    parts = ["ownership", "check", spec]
+    parts = ["ownership", command, spec]
     release = model.spec.release
     implied = set(model.spec_cls.releases.get(release, [])) if release else set()
     if release:
@@ -49,12 +52,14 @@ def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extr
         if fx not in implied:
             parts += ["--fix", fx]
     for k, v in model.env.items():
-        if defaults.get(k) != v:
+        if defaults.get(k) != v and k not in omit_params:
             parts += ["--param", f"{k}={v}"]
     for name in sorted(model.skip):
         parts += ["--skip", name]
     if engine != "explicit":
         parts += ["--engine", engine]
+    for flag, value in options:
+        parts += [flag, str(value)]
     return shlex.join(parts) + extra
 
 

@@ -10,31 +10,16 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
-from typing import Any
 
 import click
 
 from . import api
-from .errors import OwnershipError, UsageError
-from .result import EXIT_BAD_INPUT, EXIT_CODES, Verdict
+from .cli_common import OwnershipGroup, Progress
+from .errors import UsageError
+from .result import EXIT_CODES, Verdict
 from .trace import read_itf, write_itf
 
 EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
-
-
-class OwnershipGroup(click.Group):
-    """A click group that turns bad input into `error: ...` and exit code 2."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OwnershipError as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            ctx.exit(Verdict.INCONCLUSIVE.exit_code)
 
 
 @click.group(cls=OwnershipGroup, epilog=EXIT_TABLE)
@@ -62,36 +47,6 @@ def _size(text: str) -> int:
     if m is None:
         raise UsageError(f"--max-memory {text!r}: expected a size such as 4G, 512M or 1000000")
     return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
-
-
-class _Progress:
-    """Prints a progress line on stderr once a run has lasted a second."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.printed = False
-        self.last = 0.0
-
-    def __call__(self, p: Any) -> None:
-        if p.seconds < 1.0:
-            return
-        now = time.monotonic()
-        if not self.tty and now - self.last < 10.0:
-            return
-        self.last = now
-        if hasattr(p, "describe"):  # engines without a state count (bmc) describe themselves
-            line = f"  {p.describe()}"
-        else:
-            rate = p.states / p.seconds if p.seconds else 0.0
-            memory = getattr(p, "memory_bytes", 0)
-            mem = f", {memory / 2**20:,.0f} MB" if memory else ""
-            line = f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth}, {rate:,.0f} states/s{mem}, {p.seconds:.0f} s"
-        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
-        self.printed = True
-
-    def close(self) -> None:
-        if self.printed and self.tty:
-            click.echo("", err=True)
 
 
 @cli.command(epilog=EXIT_TABLE)
@@ -130,7 +85,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     from .render.text import render_check
 
     keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
-    progress = _Progress()
+    progress = Progress()
     try:
         result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                            max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,

@@ -10,21 +10,20 @@ by the command group). Importing this module does not import z3.
 from __future__ import annotations
 
 import json
-import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from .cli_common import OwnershipCommand, Progress
 from .engines.bmc import DEFAULT_K
 from .result import EXIT_CODES, Verdict
 
 _EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
 
 
-@click.command(epilog=_EXIT_TABLE)
+@click.command(cls=OwnershipCommand, epilog=_EXIT_TABLE)
 @click.argument("spec")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
 @click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
@@ -48,7 +47,7 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     from .engines import bmc
 
     model = api.model_for(spec, params=_params(params), fixes=fixes, version=version, skip=skip)
-    progress = _Progress()
+    progress = Progress()
     try:
         result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=max_seconds,
                                symbolic=symbolic, reporter=progress)
@@ -67,28 +66,6 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     sys.exit(code)
 
 
-class _Progress:
-    """Shows on stderr which depth a proof has reached, once it has lasted a second."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.printed = False
-        self.last = 0.0
-
-    def __call__(self, p: Any) -> None:
-        now = time.monotonic()
-        if p.seconds < 1.0 or (not self.tty and now - self.last < 10.0):
-            return
-        self.last = now
-        line = p.describe()
-        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
-        self.printed = True
-
-    def close(self) -> None:
-        if self.printed and self.tty:
-            click.echo("", err=True)
-
-
 def _display_ref(spec: str) -> str:
     from . import api
 
@@ -97,28 +74,13 @@ def _display_ref(spec: str) -> str:
 
 def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...], max_seconds: float | None) -> str:
     """The command that re-runs this proof: spec, fixes, non-default parameters, options."""
-    defaults = {n: p.default for n, p in model.spec_cls._params.items()}
+    from . import api
+
+    extra: list[tuple[str, Any]] = [("--k", k)] if k is not None else []
+    extra += [("--symbolic", text) for text in symbolic]
+    extra += [("--max-seconds", max_seconds)] if max_seconds is not None else []
     sym_names = {t.partition("=")[0].strip() for t in symbolic}
-    parts = ["ownership", "prove", _display_ref(spec)]
-    release = model.spec.release
-    implied = set(model.spec_cls.releases.get(release, [])) if release else set()
-    if release:
-        parts += ["--version", release]
-    for fx in model.spec.fixes:
-        if fx not in implied:
-            parts += ["--fix", fx]
-    for name, value in model.env.items():
-        if defaults.get(name) != value and name not in sym_names:
-            parts += ["--param", f"{name}={value}"]
-    for name in sorted(model.skip):
-        parts += ["--skip", name]
-    if k is not None:
-        parts += ["--k", str(k)]
-    for text in symbolic:
-        parts += ["--symbolic", text]
-    if max_seconds is not None:
-        parts += ["--max-seconds", str(max_seconds)]
-    return shlex.join(parts)
+    return api.reproduce_command(_display_ref(spec), model, command="prove", options=extra, omit_params=sym_names)
 
 
 def _setting(model: Any, result: Any) -> str:

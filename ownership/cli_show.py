@@ -14,23 +14,11 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .errors import OwnershipError, UsageError
-from .result import EXIT_BAD_INPUT
-
-
-class _Command(click.Command):
-    """A click command that turns bad input into `error: ...` and exit code 2."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OwnershipError as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
+from .cli_common import OwnershipCommand
+from .errors import UsageError
 
 
 def _write(path: str, text: str, what: str) -> None:
@@ -53,7 +41,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
-@click.command(cls=_Command)
+@click.command(cls=OwnershipCommand)
 @click.argument("trace_file", metavar="TRACE")
 @click.option("--step", type=int, default=None, metavar="K", help="Show step K alone, with its whole state (with --html: open at step K).")
 @click.option("--diff", is_flag=True, help="Show only what changed at each step.")
@@ -90,7 +78,7 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
     click.echo(render_show(trace, step=step, diff=diff, color=colour, width=max(60, width)), color=colour)
 
 
-@click.command(cls=_Command)
+@click.command(cls=OwnershipCommand)
 @click.argument("spec")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
 @click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
