@@ -579,7 +579,7 @@ def check(
 _HINT = (
     "The first state of this run may be unreachable from the initial state: induction with k = {k}"
     " cannot rule it out, so this is not (yet) a bug. Either add a lemma (a @lemma method,"
-    " from ownership.lang.declare import lemma) that is false in that state and true in every"
+    " from ownership import lemma) that is false in that state and true in every"
     " reachable one, or raise --k: with loop-free runs, k-induction succeeds once k exceeds the"
     " longest loop-free execution."
 )
