@@ -44,3 +44,31 @@ def cli_run():
 def spec_path(name: str) -> str:
     """The path of a test spec, relative to the repository root (as a user would type it)."""
     return str((TEST_SPECS / name).relative_to(ROOT))
+
+
+def steps(result) -> list[str]:
+    """The action labels of a result's trace, after the initial state."""
+    return [s.label() for s in result.trace.steps[1:]]
+
+
+def violated(result, prop: str, length: int):
+    """The result is a violation of `prop` whose shortest counterexample has `length` steps."""
+    from ownership import Verdict
+
+    assert result.verdict is Verdict.VIOLATED
+    v = result.trace.violation
+    assert (v.property, v.step, len(result.trace.steps) - 1) == (prop, length, length)
+    return v
+
+
+def scenario(spec: str, actions, **kw):
+    """Replay a hand-written run [(action, arguments), ...] of a shipped spec; return the replay."""
+    from ownership import Trace, model_for, replay_trace
+    from ownership.trace import Step
+
+    model = model_for(spec, **kw)
+    run = [Step(None, {}, model.show(model.initial))]
+    run += [Step(name, args, {}) for name, args in actions]
+    trace = Trace(steps=run, spec=spec, params=dict(model.env), fixes=list(model.spec.fixes))
+    replayed, _ = replay_trace(trace)
+    return replayed

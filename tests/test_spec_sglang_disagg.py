@@ -7,9 +7,10 @@ A change to the spec or the kernel that moves a count or a shortest length must 
 from __future__ import annotations
 
 import pytest
+from conftest import scenario as replay_run
+from conftest import steps, violated
 
-from ownership import Trace, Verdict, check, model_for, replay_trace
-from ownership.trace import Step
+from ownership import Verdict, check, model_for, replay_trace
 
 SPEC = "sglang_disagg"
 #: The incident alone: prefill's capacity (1 page) below the context window (2 pages), and
@@ -27,26 +28,9 @@ ALL_REACHED = {
 }
 
 
-def steps(result):
-    return [s.label() for s in result.trace.steps[1:]]
-
-
-def violated(result, prop: str, length: int):
-    """The result is a violation of `prop` whose shortest counterexample has `length` steps."""
-    assert result.verdict is Verdict.VIOLATED
-    v = result.trace.violation
-    assert (v.property, v.step, len(result.trace.steps) - 1) == (prop, length, length)
-    return v
-
-
 def scenario(actions, **kw):
-    """Replay a hand-written run (action, arguments) of the spec and return what happened."""
-    model = model_for(SPEC, **kw)
-    run = [Step(None, {}, model.show(model.initial))]
-    run += [Step(name, args, {}) for name, args in actions]
-    trace = Trace(steps=run, spec=SPEC, params=dict(model.env), fixes=list(model.spec.fixes))
-    replayed, _ = replay_trace(trace)
-    return replayed
+    """Replay a hand-written run of this file's spec (conftest.scenario)."""
+    return replay_run(SPEC, actions, **kw)
 
 
 # -- C1: the incident ---------------------------------------------------------------------------
