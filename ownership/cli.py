@@ -14,7 +14,7 @@ import sys
 import click
 
 from . import api
-from .cli_common import OwnershipGroup, Progress
+from .cli_common import OwnershipGroup, Progress, echo
 from .errors import UsageError
 from .result import EXIT_CODES, Verdict
 from .trace import read_itf, write_itf
@@ -24,7 +24,8 @@ EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text 
 
 @click.group(cls=OwnershipGroup, epilog=EXIT_TABLE)
 @click.version_option(package_name="ownership")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error (a bug of ownership).")
+def cli(debug: bool) -> None:
     """Model checker for KV-cache page ownership in disaggregated LLM inference."""
 
 
@@ -128,10 +129,10 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
             doc["steps"] = [s.label() for s in result.trace.steps[1:]]
         click.echo(json.dumps(doc, indent=1))
     else:
-        click.echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
+        echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
         parameters = getattr(result, "parameters", None)
         if parameters is not None:
-            click.echo(parameters.describe())
+            echo(parameters.describe())
     sys.exit(code)
 
 
@@ -167,7 +168,7 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], version: s
         }
         click.echo(json.dumps(doc, indent=1))
     else:
-        click.echo(render_replay(result, trace=trace, fixes=model.spec.fixes))
+        echo(render_replay(result, trace=trace, fixes=model.spec.fixes))
     sys.exit(code)
 
 
@@ -184,9 +185,9 @@ def list_(spec: str | None, params: tuple[str, ...]) -> None:
         for name in shipped_specs():
             cls = load_spec(name)
             summaries[name] = ((cls.__doc__ or "").strip().splitlines() or [""])[0]
-        click.echo(render_spec_list(summaries))
+        echo(render_spec_list(summaries))
         return
-    click.echo(render_spec(api.model_for(spec, params=_params(params)), spec))
+    echo(render_spec(api.model_for(spec, params=_params(params)), spec))
 
 
 def _register_optional_commands() -> None:

@@ -1,29 +1,66 @@
-"""What every `ownership` command shares: bad input as one `error:` line with exit code 2, and
-the progress line on stderr for runs that last over a second. Used by cli.py and the command
-modules beside it (cli_show, cli_prove), so that each command behaves the same when invoked
-alone (as the tests do) or through the `ownership` group."""
+"""What every `ownership` command shares: bad input as one `error:` line with exit code 2, a
+bug of ownership as one `internal error:` line with exit code 4 (the traceback only under
+`--debug` or OWNERSHIP_DEBUG=1), text escaped for the terminal, and the progress line on stderr
+for runs that last over a second. Used by cli.py and the command modules beside it (cli_show,
+cli_prove), so that each command behaves the same when invoked alone (as the tests do) or
+through the `ownership` group."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 import time
+import traceback
 from typing import Any
 
 import click
 
 from .errors import OwnershipError
-from .result import EXIT_BAD_INPUT, Verdict
+from .render.escape import printable
+from .result import EXIT_BAD_INPUT, EXIT_INTERNAL, Verdict
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print text that may hold strings from a trace or a spec, escaped for the terminal."""
+    click.echo(printable(text), err=err, nl=nl)
+
+
+def debugging(ctx: click.Context | None = None) -> bool:
+    """Whether to show tracebacks of internal errors: `ownership --debug ...` or OWNERSHIP_DEBUG=1."""
+    if os.environ.get("OWNERSHIP_DEBUG", "") not in ("", "0"):
+        return True
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root is not None and root.params.get("debug"))
+
+
+def _command_line() -> str:
+    return shlex.join(["ownership", *sys.argv[1:]])
 
 
 def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
     try:
         return invoke(ctx)
     except OwnershipError as e:
-        click.echo(f"error: {e}", err=True)
+        echo(f"error: {e}", err=True)
         ctx.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         ctx.exit(Verdict.INCONCLUSIVE.exit_code)
+    except MemoryError:
+        echo("inconclusive: stopped by memory: the machine ran out of memory (give a smaller"
+             " instance, or --max-memory to stop earlier with the coverage so far)", err=True)
+        ctx.exit(Verdict.INCONCLUSIVE.exit_code)
+    except click.exceptions.ClickException:
+        raise
+    except Exception as e:  # a bug of ownership: never exit 0 or 1 (result.EXIT_INTERNAL)
+        if debugging(ctx):
+            traceback.print_exc()
+        where = "" if debugging(ctx) else " (the traceback: add --debug)"
+        echo(f"internal error: this is a bug of ownership, not of your spec or input:"
+             f" {type(e).__name__}: {e}. Please report it with the command: {_command_line()}{where}",
+             err=True)
+        ctx.exit(EXIT_INTERNAL)
 
 
 class OwnershipCommand(click.Command):
@@ -65,6 +102,7 @@ class Progress:
             mem = f", {memory / 2**20:,.0f} MB" if memory else ""
             line = (f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth},"
                     f" {rate:,.0f} states/s{mem}, {p.seconds:.0f} s")
+        line = printable(line)
         click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
         self.printed = True
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .cli_common import OwnershipCommand, Progress
+from .cli_common import OwnershipCommand, Progress, echo
 from .engines.bmc import DEFAULT_K
 from .result import EXIT_CODES, Verdict
 
@@ -62,7 +62,7 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     if as_json:
         click.echo(json.dumps(_json(result, spec, model, reproduce, code), indent=1))
     else:
-        click.echo(render_proof(result, spec_label=spec, model=model, reproduce=reproduce))
+        echo(render_proof(result, spec_label=spec, model=model, reproduce=reproduce))
     sys.exit(code)
 
 

@@ -2,6 +2,8 @@
 
 The CLI turns any OwnershipError into one message on stderr and exit code 2; nothing here
 is ever shown as a traceback. A message says the offending value, the rule and the fix.
+InternalError is not bad input: it is a bug of ownership itself, with an exit code of its own
+(ownership.result.EXIT_INTERNAL), never 0 or 1.
 """
 
 from __future__ import annotations
@@ -31,3 +33,7 @@ class TraceFormatError(OwnershipError):
 
 class ConfigError(OwnershipError):
     """Raised when a deployment's configuration or logs lack a figure that a check needs."""
+
+
+class InternalError(Exception):
+    """Raised when ownership itself is wrong: two interpreters disagree, or an assertion of ours fails."""

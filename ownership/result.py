@@ -14,6 +14,10 @@ from typing import Any
 #: Exit code for bad input: a usage error, a spec error, an unreadable trace or log.
 EXIT_BAD_INPUT = 2
 
+#: Exit code for a bug of ownership itself (engines disagree, an assertion of ours): never 0 or 1,
+#: so that neither "verified" nor "violated" can come from one.
+EXIT_INTERNAL = 4
+
 
 class Verdict(enum.Enum):
     """The outcome of a check, with its exit code and what it means."""
@@ -41,6 +45,7 @@ EXIT_CODES: dict[int, str] = {
     1: "violated: a property fails and a trace is attached",
     2: "bad input: usage error, spec error, unreadable trace or configuration",
     3: "inconclusive: stopped by a limit, Ctrl-C or a solver's unknown; bounded under --strict",
+    4: "internal error: a bug of ownership itself (engines disagree); please report it",
 }
 
 

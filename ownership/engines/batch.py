@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OwnershipError, UsageError
+from ..errors import InternalError, UsageError
 from ..interpret.batch import MAX_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
@@ -836,8 +836,8 @@ class _Search:
         interpreter raises its SpecError, with the spec's file and line."""
         stored, via = self._path(d, row)
         self._actual(stored, via + [b])
-        raise OwnershipError("internal error: the batch interpreter found a write outside its slot's"
-                             " domain that the concrete interpreter does not")
+        raise InternalError("the batch interpreter found a write outside its slot's"
+                            " domain that the concrete interpreter does not")
 
     def _coverage(self, complete: bool, stopped_by: str | None, depth: int, bound: int | None) -> Coverage:
         self.peak = max(self.peak, _rss())
