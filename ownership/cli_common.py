@@ -43,6 +43,11 @@ def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
         return invoke(ctx)
     except OwnershipError as e:
         echo(f"error: {e}", err=True)
+        steps = getattr(e, "steps", None)
+        if steps:
+            echo(f"reached from the initial state in {len(steps)} step{'s' if len(steps) != 1 else ''}:", err=True)
+            for i, label in enumerate(steps, 1):
+                echo(f"  {i}  {label}", err=True)
         ctx.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         echo("interrupted", err=True)

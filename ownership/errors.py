@@ -23,6 +23,9 @@ class SpecError(OwnershipError):
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
         self.file = file
         self.line = line
+        #: the steps (action labels, e.g. "arrive(r=r1, n=3)") from the initial state to the
+        #: state where an action or property raised this error; empty when raised at load time
+        self.steps: list[str] = []
         where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
         super().__init__(f"{where}{message}")
 
