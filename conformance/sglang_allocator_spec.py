@@ -1,7 +1,7 @@
 """How SGLang's scheduler uses a token-to-KV-pool allocator: the spec its real allocators are tested against.
 
 Models sglang 0.5.23 python/sglang/srt/mem_cache/allocator/{paged,token,base}.py
-(shared/domain/sglang-pd.md section 6): a new request allocates whole pages (`alloc`), a
+(docs/protocols/sglang-pd.md section 6): a new request allocates whole pages (`alloc`), a
 prefill chunk extends it (`alloc_extend`), a decode step adds one token and a page when the
 last one is full (`alloc_decode`), and a finished request frees its token indices (`free`),
 possibly batched with another inside a free group (`free_group_begin` / `free_group_end`).

@@ -1,6 +1,6 @@
 """SGLang's radix prefix cache over a real allocator: insert, match, lock, unlock, evict.
 
-Models sglang 0.5.23 python/sglang/srt/mem_cache/radix_cache.py (shared/domain/sglang-pd.md
+Models sglang 0.5.23 python/sglang/srt/mem_cache/radix_cache.py (docs/protocols/sglang-pd.md
 section 6): a request's prompt is one page of a shared prefix (class c) and one page of its
 own. `match_prefix` finds the prefix page when the tree holds it; the request allocates the
 rest, `insert`s the whole prompt (the tree now references its pages) and locks its path

@@ -4,10 +4,10 @@ ABORT / ABORT_ACK after drain, deferred decode release and its timeout.
 A sibling of sglang_pd.py (which isolates the admission bug). Models sglang 0.5.19 to 0.5.23,
 Mooncake backend, default "early" decode allocation, as read from the released wheels
 (python/sglang/srt/disaggregation/{prefill,decode}.py, common/conn.py, mooncake/conn.py,
-managers/scheduler.py); see shared/domain/sglang-pd.md sections 3 to 8 and
+managers/scheduler.py); see docs/protocols/sglang-pd.md sections 3 to 8 and
 docs/specs/sglang_disagg.md.
 
-The bugs it finds (bugs.md):
+The bugs it finds (docs/bugs.md):
 - C1 (#30233, #32605; fixed by #36988 in 0.5.20 and #38935 in 0.5.21; #38704 proposed): prefill
   rejects a long prompt that decode accepts, sends a one-page placeholder with Success, and
   decode reads pages that hold earlier requests' KV: stale-read.
@@ -128,7 +128,7 @@ class SGLangDisagg(Spec):
     quiesced_release = fix("proposed (for the hazard #38961 names: the timeout path is itself a use-after-free window; what 0.5.21+ already does for host destinations; LightLLM #1406): decode releases a held request only on the drain ACK, never on the timeout; prefill tracks a timed-out batch until it settles and ACKs after")
     hold_source = fix("proposed (#38961 'hold prefill source pages'; LightLLM #1406): prefill keeps its source pages until its transfer has settled, also after a timed-out batch")
 
-    releases = {  # the release table of shared/domain/sglang-pd.md, from diffing the wheels
+    releases = {  # the release table of docs/protocols/sglang-pd.md, from diffing the wheels
         "0.5.19": [],
         "0.5.20": ["post-forward-retire"],
         "0.5.21": ["post-forward-retire", "door-retire", "deferred-release", "defer-all-failures"],

@@ -3,15 +3,15 @@
 Models sglang 0.5.19 to 0.5.23, Mooncake backend, default "early" decode allocation, read from
 the released wheels (python/sglang/srt/disaggregation/{prefill,decode}.py,
 managers/scheduler.py, managers/utils.py, mem_cache/allocator/paged.py); see
-shared/domain/sglang-pd.md sections 4, 5 and 9, and docs/specs/sglang_pd.md.
+docs/protocols/sglang-pd.md sections 4, 5 and 9, and docs/specs/sglang_pd.md.
 
-The bug it reproduces (C1 in bugs.md; the Cloudflare GLM-5.3 incident): prefill's KV pool is
-smaller than the advertised context window, so prefill rejects a long prompt that decode
-accepts. Prefill replaces the prompt with a one-token placeholder (Req.set_finish_with_abort
-sets to_finish, not finished_reason), bootstraps it, computes one page and sends it with
-"Success"; decode had reserved ceil(L/page) pages, commits, and attends over pages that still
-hold KV of earlier requests: a cross-request leak with HTTP 200. Issues #30233, #32605;
-fixed by #36988 (0.5.20) and #38935 (0.5.21); hardening proposed in #38704.
+The bug it reproduces (C1 in docs/bugs.md; the Cloudflare GLM-5.3 incident, docs/incident.md):
+prefill's KV pool is smaller than the advertised context window, so prefill rejects a long
+prompt that decode accepts. Prefill replaces the prompt with a one-token placeholder
+(Req.set_finish_with_abort sets to_finish, not finished_reason), bootstraps it, computes one
+page and sends it with "Success"; decode had reserved ceil(L/page) pages, commits, and attends
+over pages that still hold KV of earlier requests: a cross-request leak with HTTP 200. Issues
+#30233, #32605; fixed by #36988 (0.5.20) and #38935 (0.5.21); hardening proposed in #38704.
 
 Abstractions (sound for the properties checked here, see docs/specs/sglang_pd.md):
 - lengths are in pages (ceil(tokens / page_size) already applied); the placeholder is 1 page;
@@ -80,7 +80,7 @@ class SGLangPD(Spec):
     pool_fits_context = fix("configuration: the prefill pool holds the whole context window (the incident's fix: about 2.04 M tokens)")
     coverage_check = fix("#38704 (proposed): decode verifies at commit that prefill sent every reserved page, and aborts otherwise")
 
-    releases = {  # the release table of shared/domain/sglang-pd.md, from diffing the wheels
+    releases = {  # the release table of docs/protocols/sglang-pd.md, from diffing the wheels
         "0.5.19": [],
         "0.5.20": ["post-forward-retire"],
         "0.5.21": ["post-forward-retire", "door-retire"],

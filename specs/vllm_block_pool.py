@@ -1,7 +1,7 @@
 """vLLM v1 block pool with prefix caching: reference counts, the free queue, eviction.
 
 Models vllm 0.33.0 (vllm/v1/core/block_pool.py, kv_cache_manager.py,
-single_type_kv_cache_manager.py; shared/domain/vllm.md section 1; docs/specs/vllm_block_pool.md).
+single_type_kv_cache_manager.py; docs/protocols/vllm.md section 1; docs/specs/vllm_block_pool.md).
 
 Each request's prompt is one full block of a shared prefix (a prefix class, hashed and cached)
 followed by one block of its own (never full, so never cached). A prefix-cache hit takes a
@@ -10,9 +10,9 @@ queue, uncached ones at the front (reused first) and cached ones at the back (LR
 later hit can revive them; `get_new_blocks` pops from the front and evicts a cached block by
 dropping its hash from the index.
 
-The bug it reproduces (V9 in bugs.md; vLLM #4764, block manager v2): an evicted block stayed in
-the hash index, so a later prefix hit handed out a block that another request had just
-reused: two holders, and the hit reads the other prompt's KV. Fix `evict-drops-hash`.
+The bug it reproduces (V9 in docs/bugs.md; vLLM #4764, block manager v2): an evicted block
+stayed in the hash index, so a later prefix hit handed out a block that another request had
+just reused: two holders, and the hit reads the other prompt's KV. Fix `evict-drops-hash`.
 
 Abstractions (docs/specs/vllm_block_pool.md): one prefix block and one own block per request;
 block 0 (vLLM's null block) is not modelled; one KV cache group; the scheduler's token budget

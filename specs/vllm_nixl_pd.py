@@ -3,10 +3,10 @@ lease, decode READs them, a notification or the lease's expiry frees them.
 
 Models vllm 0.33.0, NixlConnector in pull mode (the default), as read from the released wheel
 (vllm/distributed/kv_transfer/kv_connector/v1/nixl/{pull_scheduler,base_scheduler,pull_worker,
-base_worker}.py, vllm/v1/core/sched/scheduler.py); see shared/domain/vllm.md section 2 and
+base_worker}.py, vllm/v1/core/sched/scheduler.py); see docs/protocols/vllm.md section 2 and
 docs/specs/vllm_nixl_pd.md.
 
-The bugs it finds (bugs.md):
+The bugs it finds (docs/bugs.md):
 - V1 (#32255, merged 2026-01): a client aborts the decode request while its READ is landing;
   finish_requests frees the blocks at once, the READ lands in blocks handed to another request:
   free-in-flight. The fix delays the free until finished_recving; its first cut also delayed
@@ -81,7 +81,7 @@ class VLLMNixlPD(Spec):
     heartbeat_lease = fix("#41383 (merged; in 0.33.0): decode heartbeats 'HB:req,...' while it waits for the KV; each extends prefill's lease (_handle_heartbeat)")
     decline_expired_reads = fix("#47021 (merged for turn-2 readbacks only; proposed here for prefill leases): decode declines a READ whose lease is within the safety margin of its deadline")
 
-    releases = {  # only the release whose source we read (shared/domain/vllm.md): 0.33.0
+    releases = {  # only the release whose source we read (docs/protocols/vllm.md): 0.33.0
         "0.33.0": ["delay-free-aborted-loads", "heartbeat-lease"],
     }
 

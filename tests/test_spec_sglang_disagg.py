@@ -255,7 +255,7 @@ def test_the_proposed_fixes_on_0_5_23_are_verified_in_the_incident_configuration
 
 
 def test_versions_turn_on_the_fixes_of_the_release_table():
-    """--version selects the fixes each release had (shared/domain/sglang-pd.md)."""
+    """--version selects the fixes each release had (docs/protocols/sglang-pd.md)."""
     expected = {
         "0.5.19": (),
         "0.5.20": ("post-forward-retire",),
