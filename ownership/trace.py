@@ -11,13 +11,18 @@ ITF (the Informal Trace Format of Apalache and Quint): docs/trace-format.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import re
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import TraceFormatError
+from .errors import TraceFormatError, UsageError
 from .lang.model import Binding, Model
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -46,18 +51,25 @@ class Violation:
         }
 
     @staticmethod
-    def from_json(d: Any) -> Violation:
-        try:
-            return Violation(
-                property=str(d["property"]),
-                step=int(d["step"]),
-                message=str(d["message"]),
-                requests=[str(r) for r in d.get("requests", [])],
-                pages=[(str(x["pool"]), int(x["page"])) for x in d.get("pages", [])],
-                also=[str(a) for a in d.get("also", [])],
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise TraceFormatError(f"the trace's violation record is malformed ({e!r})") from None
+    def from_json(d: Any, where: str = "violation") -> Violation:
+        """A Violation from its JSON form, each field's type checked (TraceFormatError)."""
+        if not isinstance(d, dict):
+            raise TraceFormatError(f"{where}: expected an object, got {_kind(d)}")
+        for key in ("property", "step", "message"):
+            if key not in d:
+                raise TraceFormatError(f"{where}: lacks {key!r}")
+        pages = _field(d, "pages", where, "a list of {\"pool\": NAME, \"page\": N} objects",
+                       lambda v: isinstance(v, list) and all(
+                           isinstance(x, dict) and isinstance(x.get("pool"), str) and _is_int(x.get("page"))
+                           for x in v), [])
+        return Violation(
+            property=_field(d, "property", where, "a string (a property's name)", lambda v: isinstance(v, str), ""),
+            step=_field(d, "step", where, "a step number, 0 or more", lambda v: _is_int(v) and v >= 0, 0),
+            message=_field(d, "message", where, "a string", lambda v: isinstance(v, str), ""),
+            requests=list(_field(d, "requests", where, "a list of request names", _is_names, [])),
+            pages=[(x["pool"], x["page"]) for x in pages],
+            also=list(_field(d, "also", where, "a list of names of properties", _is_names, [])),
+        )
 
 
 @dataclass
@@ -238,6 +250,20 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
 
 # --------------------------------------------------------------------------- ITF
 
+#: What a trace file may hold. A trace is data from anywhere: these bound the memory and work
+#: of reading one (a counterexample is kilobytes, a long fuzz trace megabytes).
+MAX_TRACE_BYTES = 256 * 2**20
+#: How deeply arrays and objects may nest (ours nest 6 deep); checked before anything recurses.
+MAX_DEPTH = 100
+#: The most digits of an integer (Python itself refuses to print one of over 4,300 digits).
+MAX_DIGITS = 1000
+_INT_BOUND = 10**MAX_DIGITS
+
+#: The ITF forms of a value that is not a JSON scalar, list or record.
+_FORMS = ("#bigint", "#set", "#tup", "#map", "#unserializable")
+_BIGINT = re.compile(r"-?[0-9]+")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_#:][A-Za-z0-9_.#:-]*")
+
 
 def _to_itf(v: Any) -> Any:
     if isinstance(v, bool) or v is None or isinstance(v, str):
@@ -255,45 +281,184 @@ def _to_itf(v: Any) -> Any:
     raise TypeError(f"cannot write {v!r} to ITF")
 
 
+def _kind(v: Any) -> str:
+    """What a JSON value is, for an error message: its type, and its text when short."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"the integer {v}" if -10**12 < v < 10**12 else "an integer"
+    if isinstance(v, float):
+        return f"the number {v!r}"
+    if isinstance(v, str):
+        return f"the string {v!r}" if len(v) <= 40 else f"a string of {len(v):,} characters"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return f"a {type(v).__name__}"
+
+
+def _key_path(base: str, key: str) -> str:
+    """The JSON path of a field of an object: `states[3].decode.owner`, `x['odd key']`;
+    `base` is a path, or "FILE: " for a field of the document itself."""
+    if not _PLAIN_KEY.fullmatch(key):
+        return f"{base}[{key!r}]"
+    return f"{base}{key}" if base.endswith(": ") else f"{base}.{key}"
+
+
+def _path_text(where: str, path: Any) -> str:
+    """`FILE: states[3].x[0]` from a chain of (parent, key) pairs; `FILE` for the document."""
+    keys: list[Any] = []
+    while path:
+        path, key = path
+        keys.append(key)
+    if not keys:
+        return where
+    text = f"{where}: "
+    for key in reversed(keys):
+        text = f"{text}[{key}]" if isinstance(key, int) else _key_path(text, key)
+    return text
+
+
+def _json_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_DIGITS:
+        raise TraceFormatError(f"an integer of {digits:,} digits (at most {MAX_DIGITS:,} are read)")
+    return int(text)
+
+
+def _json_constant(name: str) -> Any:
+    raise TraceFormatError(f"{name} is not a JSON value (ITF numbers are integers)")
+
+
+def parse_json(text: str, where: str = "trace") -> Any:
+    """JSON text as Python values; TraceFormatError for anything that is not JSON, for NaN and
+    Infinity, for an integer of over MAX_DIGITS digits, and for nesting deeper than the parser
+    can go (json.loads recurses: RecursionError is caught here, and from_itf then refuses
+    anything deeper than MAX_DEPTH)."""
+    try:
+        return json.loads(text.removeprefix("\ufeff"), parse_int=_json_int, parse_constant=_json_constant)
+    except json.JSONDecodeError as e:
+        raise TraceFormatError(f"{where}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise TraceFormatError(f"{where}: not an ITF trace: arrays and objects nested more than"
+                               f" {MAX_DEPTH} deep") from None
+    except TraceFormatError as e:
+        raise TraceFormatError(f"{where}: not an ITF trace: {e}") from None
+
+
+def _check_json(doc: Any, where: str) -> None:
+    """Refuse, before anything recurses into the document, what no trace holds: nesting
+    deeper than MAX_DEPTH, a string that is not Unicode text (a lone surrogate, which
+    json.loads accepts as "\\ud800" and nothing can write later), a key that is not a string,
+    a number that is not finite or an integer of over MAX_DIGITS digits. Iterative: it
+    cannot run out of stack whatever the document."""
+
+    def check_scalar(v: Any, path: Any, what: str = "a string") -> None:
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise TraceFormatError(f"{_path_text(where, path)}: {what} holding a lone surrogate"
+                                           f" ({v[e.start]!r}), which is not Unicode text") from None
+        elif isinstance(v, bool) or v is None:
+            pass
+        elif isinstance(v, int):
+            if not -_INT_BOUND < v < _INT_BOUND:
+                raise TraceFormatError(f"{_path_text(where, path)}: an integer of over {MAX_DIGITS:,} digits")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise TraceFormatError(f"{_path_text(where, path)}: {v!r} is not a JSON number")
+        else:
+            raise TraceFormatError(f"{_path_text(where, path)}: {_kind(v)} is not a JSON value")
+
+    stack: list[tuple[Any, int, Any]] = [(doc, 1, ())]
+    while stack:
+        value, depth, path = stack.pop()
+        if not isinstance(value, dict | list):
+            check_scalar(value, path)
+            continue
+        if depth > MAX_DEPTH:
+            raise TraceFormatError(f"{_path_text(where, path)}: arrays and objects nested more than"
+                                   f" {MAX_DEPTH} deep")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, x in items:
+            if isinstance(value, dict):
+                if not isinstance(key, str):
+                    raise TraceFormatError(f"{_path_text(where, path)}: a key that is not a string ({_kind(key)})")
+                check_scalar(key, path, "a key")
+            if isinstance(x, dict | list):
+                stack.append((x, depth + 1, (path, key)))
+            else:
+                check_scalar(x, (path, key))
+
+
 def _from_itf(v: Any, where: str) -> Any:
-    if isinstance(v, bool) or v is None or isinstance(v, str):
+    """An ITF value as a Python value; `where` is its JSON path, for errors. Only the ITF
+    forms are values: a boolean, a string, an integer ({"#bigint": "N"} or a JSON integer),
+    a list, a record (an object), {"#set": [...]}, {"#tup": [...]}, {"#map": [[k, v], ...]}."""
+    if isinstance(v, bool) or isinstance(v, str):
         return v
     if isinstance(v, int):
         return v
+    if isinstance(v, list):
+        return [_from_itf(x, f"{where}[{i}]") for i, x in enumerate(v)]
+    if isinstance(v, dict):
+        form = next((k for k in v if k.startswith("#")), None)
+        if form is None:
+            return {k: _from_itf(x, _key_path(where, k)) for k, x in v.items()}
+        if form not in _FORMS:
+            raise TraceFormatError(f"{where}: {form!r} is not an ITF form; a value is a boolean, a string,"
+                                   f" a list, a record or one of {', '.join(_FORMS)}")
+        if len(v) != 1:
+            raise TraceFormatError(f"{where}: an object with {form!r} must have no other field")
+        x = v[form]
+        inner = f"{where}.{form}"
+        if form == "#bigint":
+            if isinstance(x, str) and _BIGINT.fullmatch(x) and len(x.lstrip("-")) <= MAX_DIGITS:
+                return int(x)
+            if isinstance(x, int) and not isinstance(x, bool):
+                return x
+            raise TraceFormatError(f"{inner}: expected an integer written in decimal digits,"
+                                   f" {{\"#bigint\": \"-12\"}}, got {_kind(x)}")
+        if form == "#unserializable":
+            if not isinstance(x, str):
+                raise TraceFormatError(f"{inner}: expected a string, got {_kind(x)}")
+            return f"<unserializable {x}>"
+        if not isinstance(x, list):
+            raise TraceFormatError(f"{inner}: expected a list, got {_kind(x)}")
+        if form == "#map":
+            out = {}
+            for i, pair in enumerate(x):
+                at = f"{inner}[{i}]"
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise TraceFormatError(f"{at}: expected a [key, value] pair, got {_kind(pair)}"
+                                           + (f" of {len(pair)} items" if isinstance(pair, list) else ""))
+                key = _from_itf(pair[0], f"{at}[0]")
+                if not _hashable(key):
+                    raise TraceFormatError(f"{at}[0]: a map key cannot be a list or a record")
+                out[key] = _from_itf(pair[1], f"{at}[1]")
+            return out
+        items = [_from_itf(y, f"{inner}[{i}]") for i, y in enumerate(x)]
+        if form == "#tup" or not all(_hashable(y) for y in items):
+            return tuple(items)  # a set of records or lists (Quint) is kept as a tuple, in order
+        return frozenset(items)
+    if v is None:
+        raise TraceFormatError(f"{where}: null is not an ITF value")
     if isinstance(v, float):
         raise TraceFormatError(f"{where}: {v!r} is not an integer; ITF integers are {{\"#bigint\": \"...\"}}")
-    if isinstance(v, list):
-        return [_from_itf(x, where) for x in v]
-    if isinstance(v, dict):
-        if "#bigint" in v:
-            try:
-                return int(v["#bigint"])
-            except (TypeError, ValueError):
-                raise TraceFormatError(f"{where}: {v!r} is not an integer") from None
-        if "#set" in v:
-            items = _from_itf(v["#set"], where)
-            try:
-                return frozenset(items)
-            except TypeError:
-                return tuple(items)
-        if "#tup" in v:
-            return tuple(_from_itf(v["#tup"], where))
-        if "#map" in v:
-            pairs = v["#map"]
-            if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-                raise TraceFormatError(f"{where}: a #map must be a list of [key, value] pairs")
-            out = {}
-            for k, x in pairs:
-                key = _from_itf(k, where)
-                try:
-                    out[key] = _from_itf(x, where)
-                except TypeError:
-                    raise TraceFormatError(f"{where}: map key {k!r} cannot be a key") from None
-            return out
-        if "#unserializable" in v:
-            return f"<unserializable {v['#unserializable']!s}>"
-        return {str(k): _from_itf(x, where) for k, x in v.items()}
-    raise TraceFormatError(f"{where}: unexpected JSON value {v!r}")
+    raise TraceFormatError(f"{where}: unexpected JSON value {_kind(v)}")
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def to_itf(trace: Trace) -> dict[str, Any]:
@@ -329,76 +494,174 @@ def to_itf(trace: Trace) -> dict[str, Any]:
     return {"#meta": meta, "vars": ["mbt::actionTaken", "mbt::nondetPicks", *variables], "states": states}
 
 
+def write_output(path: str | Path, text: str, what: str) -> None:
+    """Write a file that a command produces (a trace, an HTML page, a graph) whole or not at
+    all: into a temporary file beside it, then renamed over it, so that a full disk or an
+    error leaves no partial file. A path that is not a regular file (/dev/stdout, a pipe) is
+    written in place. UsageError, naming the path, when it cannot be written."""
+    target = Path(os.path.realpath(path))
+    try:
+        data = text.encode("utf-8")
+        if target.exists() and not target.is_file():
+            with target.open("wb") as f:
+                f.write(data)
+            return
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
+                f.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as e:
+        raise UsageError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
+    except UnicodeEncodeError as e:
+        raise UsageError(f"cannot write the {what} to {path}: it holds text that is not Unicode ({e.reason})") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_itf(trace: Trace, path: str | Path) -> None:
-    """Write the trace as ITF JSON."""
-    Path(path).write_text(json.dumps(to_itf(trace), indent=1) + "\n", encoding="utf-8")
+    """Write the trace as ITF JSON (whole or not at all: write_output)."""
+    write_output(path, json.dumps(to_itf(trace), indent=1) + "\n", "trace")
 
 
 def read_itf(path: str | Path) -> Trace:
-    """Read an ITF JSON trace (ours or another tool's). Parses JSON only; executes nothing."""
+    """Read an ITF JSON trace (ours or another tool's). Parses JSON only; executes nothing.
+
+    Anything that is not a well-formed trace, a file over MAX_TRACE_BYTES included, is a
+    TraceFormatError naming the file and the field that is wrong."""
+    too_large = f"{path}: a trace file of over {MAX_TRACE_BYTES // 2**20} MB is not read"
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_TRACE_BYTES:
+                raise TraceFormatError(too_large)
+            data = f.read(MAX_TRACE_BYTES + 1)
+    except OSError as e:
         raise TraceFormatError(f"cannot read trace file {path}: {e}") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise TraceFormatError(too_large)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TraceFormatError(f"{path}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    return from_itf(doc, str(path))
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(f"{path}: not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start:,});"
+                               " a trace is JSON in UTF-8") from None
+    return from_itf(parse_json(text, str(path)), str(path))
+
+
+def _field(obj: dict[str, Any], key: str, where: str, expected: str, ok: Any, default: Any) -> Any:
+    """obj[key] if it is of the right type (`ok(value)`), `default` if absent."""
+    if key not in obj:
+        return default
+    value = obj[key]
+    if not ok(value):
+        raise TraceFormatError(f"{_key_path(where, key)}: expected {expected}, got {_kind(value)}")
+    return value
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
 def from_itf(doc: Any, where: str = "trace") -> Trace:
-    """A Trace from a parsed ITF document."""
+    """A Trace from a parsed ITF document, every field's type checked: TraceFormatError,
+    naming the field ("#meta.ownership.actors: expected a list ..., got an object"), for
+    anything else."""
+    _check_json(doc, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not doc["states"]:
         raise TraceFormatError(f"{where}: not an ITF trace: expected an object with a non-empty \"states\" list")
+    states: list[Any] = doc["states"]
     variables = doc.get("vars")
-    if not isinstance(variables, list) or not all(isinstance(v, str) for v in variables):
+    if not _is_names(variables):
         raise TraceFormatError(f"{where}: not an ITF trace: \"vars\" must be a list of variable names")
-    meta: dict[str, Any] = doc["#meta"] if isinstance(doc.get("#meta"), dict) else {}
-    ours: dict[str, Any] | None = meta["ownership"] if isinstance(meta.get("ownership"), dict) else None
+    twice = sorted({v for v in variables if variables.count(v) > 1}) if len(set(variables)) < len(variables) else []
+    if twice:
+        raise TraceFormatError(f"{where}: vars: {twice[0]!r} is listed twice")
+    meta = _field(doc, "#meta", f"{where}: ", "an object", lambda v: isinstance(v, dict), {})
+    ours = _field(meta, "ownership", f"{where}: #meta", "an object (ownership's annotations)",
+                  lambda v: isinstance(v, dict), None)
+    at_ours = f"{where}: #meta.ownership"
+    actors: list[str | None] = []
+    if ours is not None:
+        actors = _field(ours, "actors", at_ours, "a list of actor names (or null), one per state",
+                        lambda v: isinstance(v, list) and all(a is None or isinstance(a, str) for a in v), [])
+        if "actors" in ours and len(actors) != len(states):
+            raise TraceFormatError(f"{at_ours}.actors: {len(actors)} actors for {len(states)} states;"
+                                   " expected one per state")
     plain_vars = [v for v in variables if not v.startswith("mbt::")]
-    actors = ours.get("actors", []) if ours else []
     steps = []
-    for i, st in enumerate(doc["states"]):
+    for i, st in enumerate(states):
+        at = f"{where}: states[{i}]"
         if not isinstance(st, dict):
-            raise TraceFormatError(f"{where}: state {i} is not an object")
+            raise TraceFormatError(f"{at}: expected an object (a state), got {_kind(st)}")
         missing = [v for v in plain_vars if v not in st]
         if missing:
-            raise TraceFormatError(f"{where}: state {i} lacks variable(s) {', '.join(missing)}")
-        state = {v: _from_itf(st[v], f"{where}: state {i}, {v}") for v in plain_vars}
-        action = st.get("mbt::actionTaken")
-        picks = st.get("mbt::nondetPicks", {})
-        if action is not None and not isinstance(action, str):
-            raise TraceFormatError(f"{where}: state {i}: mbt::actionTaken must be a string")
-        if not isinstance(picks, dict):
-            raise TraceFormatError(f"{where}: state {i}: mbt::nondetPicks must be an object")
-        args = {str(k): _from_itf(v, f"{where}: state {i}, argument {k}") for k, v in picks.items()}
+            raise TraceFormatError(f"{at}: lacks variable(s) {', '.join(map(repr, missing))}")
+        state = {v: _from_itf(st[v], _key_path(at, v)) for v in plain_vars}
+        action = _field(st, "mbt::actionTaken", at, "the name of an action, a string",
+                        lambda v: v is None or isinstance(v, str), None)
+        picks = _field(st, "mbt::nondetPicks", at, "an object (the action's arguments)",
+                       lambda v: isinstance(v, dict), {})
+        args = {k: _from_itf(x, _key_path(f"{at}.mbt::nondetPicks", k)) for k, x in picks.items()}
         is_init = i == 0 and action in (None, "init", "")
-        actor = actors[i] if i < len(actors) and isinstance(actors[i], str) else None
+        if ours is not None:
+            _check_our_step(i, action, args, at)
+        actor = actors[i] if i < len(actors) else None
         steps.append(Step(None if is_init else action, {} if is_init else args, state, actor))
     trace = Trace(steps=steps, foreign=ours is None)
     if ours is not None:
-        params = ours.get("params", {})
-        fixes = ours.get("fixes", [])
-        if not isinstance(params, dict) or not all(isinstance(v, int) for v in params.values()):
-            raise TraceFormatError(f"{where}: #meta.ownership.params must map names to integers")
-        if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
-            raise TraceFormatError(f"{where}: #meta.ownership.fixes must be a list of names")
-        trace.spec = str(ours.get("spec", ""))
-        trace.spec_class = str(ours.get("spec_class", ""))
-        trace.params = {str(k): v for k, v in params.items()}
-        trace.fixes = list(fixes)
-        release = ours.get("release")
-        trace.version = str(release) if release is not None else None
-        trace.engine = str(ours.get("engine", ""))
-        trace.reproduce = str(ours.get("reproduce", ""))
-        props = ours.get("properties", [])
-        if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
-            raise TraceFormatError(f"{where}: #meta.ownership.properties must be a list of names")
-        trace.properties = list(props)
-        if ours.get("violation"):
-            trace.violation = Violation.from_json(ours["violation"])
+        _read_our_meta(trace, ours, at_ours)
     return trace
+
+
+def _check_our_step(i: int, action: str | None, args: dict[str, Any], at: str) -> None:
+    """A state of an ownership trace: the first one is the initial state, each later one names
+    the action that led to it, with arguments an action can take (not lists or records)."""
+    if i == 0 and action not in (None, "init", ""):
+        raise TraceFormatError(f"{at}.mbt::actionTaken: the first state is the initial state, so"
+                               f" \"init\"; got {_kind(action)}")
+    if i > 0 and not action:
+        raise TraceFormatError(f"{at}.mbt::actionTaken: the action that led to this state is missing")
+    for name, value in args.items():
+        if not _hashable(value):
+            raise TraceFormatError(f"{_key_path(f'{at}.mbt::nondetPicks', name)}: an action's argument is"
+                                   " an integer, a string, a boolean, a set or a tuple; got a"
+                                   f" {'list' if isinstance(value, list) else 'record'}")
+
+
+def _read_our_meta(trace: Trace, ours: dict[str, Any], at: str) -> None:
+    """Fill in a trace from #meta.ownership, each field's type checked."""
+    params = _field(ours, "params", at, "an object mapping parameter names to integers",
+                    lambda v: isinstance(v, dict) and all(_is_int(x) for x in v.values()), {})
+    _field(ours, "version", at, "an integer (the format version)", _is_int, FORMAT_VERSION)
+    trace.spec = _field(ours, "spec", at, "a string (a spec's name)", lambda v: isinstance(v, str), "")
+    trace.spec_class = _field(ours, "spec_class", at, "a string", lambda v: isinstance(v, str), "")
+    trace.params = dict(params)
+    trace.fixes = list(_field(ours, "fixes", at, "a list of names of fixes", _is_names, []))
+    trace.version = _field(ours, "release", at, "a string (an engine release) or null",
+                           lambda v: v is None or isinstance(v, str), None)
+    trace.engine = _field(ours, "engine", at, "a string", lambda v: isinstance(v, str), "")
+    trace.reproduce = _field(ours, "reproduce", at, "a string (a command)", lambda v: isinstance(v, str), "")
+    trace.properties = list(_field(ours, "properties", at, "a list of names of properties", _is_names, []))
+    violation = _field(ours, "violation", at, "an object (the violation) or null",
+                       lambda v: v is None or isinstance(v, dict), None)
+    if violation:
+        trace.violation = Violation.from_json(violation, f"{at}.violation")
+        last = len(trace.steps) - 1
+        if trace.violation.step > last:
+            raise TraceFormatError(f"{at}.violation.step: {trace.violation.step} is not a state of the trace"
+                                   f" (it has states 0..{last})")
 
 
 # --------------------------------------------------------------------------- replay
@@ -419,15 +682,36 @@ class ReplayResult:
 
 
 def replay(trace: Trace, model: Model) -> ReplayResult:
-    """Re-execute the trace's actions from its initial state on `model`."""
+    """Re-execute the trace's actions from its initial state on `model`.
+
+    The trace must start from the spec's initial state (at the model's parameters), and a
+    trace that records a violation must have steps to replay: otherwise "no longer violates"
+    would be a pass that checked nothing. Both are TraceFormatError (bad input)."""
     from .interpret.concrete import Concrete
 
     if trace.foreign:
         raise TraceFormatError("this ITF trace was not written by ownership (no #meta.ownership): it has no actions to replay")
+    if not trace.steps:
+        raise TraceFormatError("the trace has no states, not even an initial state: nothing to replay")
+    name = model.spec_cls.__name__
+    if len(trace.steps) == 1 and trace.violation is not None:
+        raise TraceFormatError(
+            f"the trace records a violation of {trace.violation.property!r} but has no steps after its"
+            " initial state: nothing to replay (was it cut short?)"
+        )
     try:
         state = model.parse(trace.steps[0].state)
     except ValueError as e:
-        raise TraceFormatError(f"the trace's initial state does not fit spec {model.spec_cls.__name__}: {e}") from None
+        raise TraceFormatError(f"the trace's initial state does not fit spec {name}: {e}") from None
+    if state != model.initial:
+        differ = [s.name for s in model.slots
+                  if state[s.offset:s.offset + s.length] != model.initial[s.offset:s.offset + s.length]]
+        setting = " ".join(f"{k}={v}" for k, v in model.env.items())
+        raise TraceFormatError(
+            f"the trace does not start from the initial state of spec {name} at {setting}:"
+            f" {', '.join(map(repr, differ))} differ{'s' if len(differ) == 1 else ''}"
+            " (a trace replays from the spec's own initial state)"
+        )
     interp = Concrete(model)
     by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
     states = [state]
@@ -445,10 +729,10 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
         return result("violated", flags)
     for i, step in enumerate(trace.steps[1:], start=1):
         key = (step.action, tuple(step.args.values()))
-        binding = by_label.get(key)  # type: ignore[arg-type]
+        binding = by_label.get(key) if _hashable(key) else None  # type: ignore[arg-type]
         if binding is None:
             raise TraceFormatError(
-                f"step {i}: action {step.label()} is not an action of spec {model.spec_cls.__name__}"
+                f"step {i}: action {step.label()!r} is not an action of spec {name}"
                 " with these arguments"
             )
         out = interp.step(states[-1], binding)
