@@ -7,25 +7,32 @@ draws the reachable state graph of a small spec as Graphviz DOT.
 
 Like the rest of the CLI, bad input is one `error: ...` line on stderr and exit code 2; the
 commands catch OwnershipError themselves too, so they behave the same when invoked alone.
+Every text from a trace or a spec reaches the terminal escaped (cli_common.echo, or the
+viewer's own escaping under its colour codes), and an output file (`--html`, `--dot`) is
+written whole or not at all (trace.write_output), never left half-written.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
-from pathlib import Path
 
 import click
 
-from .cli_common import OwnershipCommand
+from .cli_common import OwnershipCommand, OwnershipGroup, echo
 from .errors import UsageError
+from .trace import write_output
 
 
-def _write(path: str, text: str, what: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
+class _Command(OwnershipCommand):
+    """A command that reports bad input itself when invoked alone, and leaves it to the
+    `ownership` group when invoked through it: reported twice, the inner report's exit
+    (click's Exit) would reach the group's handler as an internal error (exit 4)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        if ctx.parent is not None and isinstance(ctx.parent.command, OwnershipGroup):
+            return click.Command.invoke(self, ctx)
+        return super().invoke(ctx)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, int]:
@@ -41,7 +48,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
-@click.command(cls=OwnershipCommand)
+@click.command(cls=_Command)
 @click.argument("trace_file", metavar="TRACE")
 @click.option("--step", type=int, default=None, metavar="K", help="Show step K alone, with its whole state (with --html: open at step K).")
 @click.option("--diff", is_flag=True, help="Show only what changed at each step.")
@@ -64,21 +71,26 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
         if html_out:
             from .render.html import render_html
 
-            _write(html_out, render_html(trace, start=step), "HTML page")
-            click.echo(f"HTML page written to {html_out}", err=mermaid)
+            write_output(html_out, render_html(trace, start=step), "HTML page")
+            echo(f"HTML page written to {html_out}", err=mermaid)
         if mermaid:
             from .render.mermaid import render_mermaid
 
-            click.echo(render_mermaid(trace))
+            echo(render_mermaid(trace))
         return
     tty = sys.stdout.isatty()
     colour = color == "always" or (color == "auto" and tty)
     width = shutil.get_terminal_size((100, 24)).columns if tty else 100
-    # color=colour: click strips escape codes when stdout is not a terminal unless told otherwise
-    click.echo(render_show(trace, step=step, diff=diff, color=colour, width=max(60, width)), color=colour)
+    text = render_show(trace, step=step, diff=diff, color=colour, width=max(60, width))
+    if colour:
+        # the view escaped the trace's text before rich added our colour codes (render.viewer);
+        # color=True: click strips escape codes when stdout is not a terminal unless told otherwise
+        click.echo(text, color=True)
+    else:
+        echo(text)
 
 
-@click.command(cls=OwnershipCommand)
+@click.command(cls=_Command)
 @click.argument("spec")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
 @click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
@@ -100,14 +112,14 @@ def graph(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     facts = summary(sg)
     setting = " ".join(f"{k}={v}" for k, v in model.env.items())
     fixed = ", ".join(model.spec.fixes) or "none"
-    click.echo(f"spec {model.spec_cls.__name__} ({spec}); parameters {setting}; fixes {fixed}")
-    click.echo(f"reachable state graph: {facts['states']:,} states, {facts['transitions']:,} transitions"
-               + (f", {facts['violating_transitions']:,} of them violating a property" if facts["violating_transitions"] else ""))
+    echo(f"spec {model.spec_cls.__name__} ({spec}); parameters {setting}; fixes {fixed}")
+    echo(f"reachable state graph: {facts['states']:,} states, {facts['transitions']:,} transitions"
+         + (f", {facts['violating_transitions']:,} of them violating a property" if facts["violating_transitions"] else ""))
     if sg.trace is not None and sg.trace.violation is not None:
-        click.echo(f"counterexample path marked: {facts['counterexample_steps']} steps to {facts['violation']}")
-        click.echo(f"  {sg.trace.violation.message}")
+        echo(f"counterexample path marked: {facts['counterexample_steps']} steps to {facts['violation']}")
+        echo(f"  {sg.trace.violation.message}")
     else:
-        click.echo("no violation: no counterexample path to mark")
+        echo("no violation: no counterexample path to mark")
     if dot_out:
-        _write(dot_out, to_dot(sg), "graph")
-        click.echo(f"DOT written to {dot_out} (render: dot -Tsvg {dot_out} -o graph.svg)")
+        write_output(dot_out, to_dot(sg), "graph")
+        echo(f"DOT written to {dot_out} (render: dot -Tsvg {dot_out} -o graph.svg)")

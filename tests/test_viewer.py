@@ -256,11 +256,13 @@ def test_the_show_command_writes_one_html_file(tmp_path, monkeypatch):
 
 
 def test_mermaid_text_replaces_every_character_mermaid_reads_as_syntax():
-    """`;`, `#`, `%`, `<`, `>`, `&`, quotes and control characters never reach Mermaid; the rest stays."""
-    raw = "a;b#c%%d<e>f&g\"h\ni`j\\k\x1b"
+    """`;`, `#`, `%`, `<`, `>`, `&`, quotes, newlines, control and bidi characters never reach
+    Mermaid (nor the terminal); they show as look-alikes and escapes; the rest stays."""
+    raw = "a;b#c%%d<e>f&g\"h\ni`j\\k\x1b\u202e\tl"
     safe = mermaid_text(raw)
-    assert not set(LOOK_ALIKES) & set(safe) and not re.search(r"[\x00-\x1f]", safe)
-    assert safe == "a\uff1bb\uff03c\uff05\uff05d\u2039e\u203af\uff06g\u201dh i\u02cbj\uff3ck "
+    assert not set(LOOK_ALIKES) & set(safe) and not re.search(r"[\x00-\x1f\u202e]", safe)
+    assert safe == ("a\uff1bb\uff03c\uff05\uff05d\u2039e\u203af\uff06g\u201dh\uff3cni\u02cbj\uff3ck"
+                    "\uff3cx1b\uff3cu202e l")
     plain = "1. arrive(r=r1, n=3): r1 takes decode pages 0, 1, 2 / r1's KV [x] {y} = z!?"
     assert mermaid_text(plain) == plain
 

@@ -11,7 +11,10 @@ A trace is untrusted input. Nothing from it is written into the markup: the view
 embedded as JSON in a `<script type="application/json">` whose `<`, `>` and `&` are escaped
 as \\u003c, \\u003e, \\u0026, and the script builds the page with `textContent` and
 `createElement`, never `innerHTML`, so a request named `<script>alert(1)</script>` shows as
-text (tests/test_viewer_browser.py opens the page in headless Chromium to prove it).
+text (tests/test_viewer_browser.py opens the page in headless Chromium to prove it). Every
+string of the view model is passed through render.escape.printable first, as on the
+terminal: a bidi override (U+202E) or a control character from a trace shows as `\u202e`,
+it cannot reorder or hide the text around it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 from typing import Any
 
 from ..trace import Trace
+from .escape import printable
 from .text import show_value
 from .viewer import (
     MARKS,
@@ -99,6 +103,17 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
     }
 
 
+def _printable(data: Any) -> Any:
+    """The view model with every string (keys too) escaped by render.escape.printable."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {_printable(k): _printable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_printable(v) for v in data]
+    return data
+
+
 def embed_json(data: Any) -> str:
     """JSON that is safe inside a <script> element: no `<`, `>` or `&` can end or open a tag."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -112,7 +127,7 @@ def _sha256(text: str) -> str:
 
 def render_html(trace: Trace, *, start: int | None = None) -> str:
     """The whole page: markup without trace data, the data as escaped JSON, inline CSS and JS."""
-    data = embed_json(view_model(trace, start=start))
+    data = embed_json(_printable(view_model(trace, start=start)))
     csp = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha256(_STYLE)}';"
            " img-src data:; base-uri 'none'; form-action 'none'")
     return (_PAGE.replace("@CSP@", csp).replace("@STYLE@", _STYLE)

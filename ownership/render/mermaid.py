@@ -9,7 +9,11 @@ Trace text is untrusted and Mermaid has its own syntax: in a message `;` ends th
 (a syntax error), `#` cuts the text short, `%%` opens a comment, and `<`, `>`, `&` may be read
 as HTML depending on the renderer's settings. Mermaid's entity codes (`#59;`) are not decoded
 in sequence diagrams by Mermaid 11, so each such character is written as a Unicode look-alike
-(`;` as `；`, `<` as `‹`) and control characters as a space: lossy, but readable and inert.
+(`;` as `；`, `<` as `‹`): lossy, but readable and inert. A newline would end the statement:
+it is shown as `＼n`. Characters that a terminal or a text editor would obey (escape
+sequences, bidi overrides) are first shown as escapes by render.escape.printable, like
+every text from a trace that reaches a terminal (`＼x1b`, `＼u202e`, with the look-alike of
+the backslash), and a tab becomes a space.
 Checked by rendering the output with Mermaid 11.17 in Chromium (docs/viewer.md).
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..trace import Trace
+from .escape import printable
 from .viewer import acting_request, build_view, effects, lane_of, step_label
 
 #: ASCII characters that mean something to Mermaid or HTML, and what is written instead.
@@ -30,7 +35,9 @@ _NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 def mermaid_text(text: str) -> str:
-    """Text safe inside a Mermaid message or note: special characters become look-alikes."""
+    """Text safe inside a Mermaid message or note, on one line: control and format characters
+    become escapes, special characters look-alikes."""
+    text = printable(text).replace("\n", "\\n")
     return _UNSAFE.sub(lambda m: LOOK_ALIKES.get(m.group(), " "), text)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..kernel import PROPERTIES
 from ..trace import Step, Trace
+from .escape import printable
 from .text import changes, show_value
 
 #: The kernel's shadow slots of a pool, named "<pool>.<kind>" (ownership.lang.model).
@@ -56,13 +57,14 @@ STATUSES: dict[str, tuple[str, str, str]] = {
 }
 
 _REQUEST_NAME = re.compile(r"r\d+")
-#: Control characters (C0, DEL, C1): a trace is untrusted, and an escape sequence written to a
-#: terminal can retitle it, move the cursor or worse, so they are shown as \xNN instead.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _visible(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """A segment of the terminal view, safe to print: a trace is untrusted, and an escape
+    sequence written to a terminal can retitle it or clear it, a bidi override can hide text.
+    Such characters are shown as escapes (render.escape.printable); a newline too, since a
+    line of the view is one line on screen (a trace cannot forge lines of its own)."""
+    return printable(text).replace("\n", "\\n")
 
 
 Seg = tuple[str, str | None]
@@ -771,12 +773,14 @@ def _foreign_view(trace: Trace, *, step: int | None, diff: bool, width: int) -> 
 
 
 def to_plain(lines: list[Line]) -> str:
-    """The view as plain text (no escape codes); trailing spaces trimmed."""
-    return "\n".join(_visible("".join(text for text, _ in line)).rstrip() for line in lines)
+    """The view as plain text (no escape codes, trace text escaped); trailing spaces trimmed."""
+    return "\n".join("".join(_visible(text) for text, _ in line).rstrip() for line in lines)
 
 
 def to_ansi(lines: list[Line]) -> str:
-    """The view with colour, through rich; trace text is never read as rich markup."""
+    """The view with colour, through rich. Each segment is escaped first, then appended to a
+    rich Text object with our own style: trace text is never read as rich markup (a request
+    named "[bold red]x" shows those characters) and carries no control character."""
     from rich.console import Console
     from rich.text import Text
 
