@@ -20,7 +20,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import TraceFormatError, UsageError
 from .lang.model import Binding, Model
@@ -59,9 +59,11 @@ class Violation:
             if key not in d:
                 raise TraceFormatError(f"{where}: lacks {key!r}")
         pages = _field(d, "pages", where, "a list of {\"pool\": NAME, \"page\": N} objects",
-                       lambda v: isinstance(v, list) and all(
-                           isinstance(x, dict) and isinstance(x.get("pool"), str) and _is_int(x.get("page"))
-                           for x in v), [])
+                       lambda v: isinstance(v, list), [])
+        for i, x in enumerate(pages):
+            if not (isinstance(x, dict) and isinstance(x.get("pool"), str) and _is_int(x.get("page"))):
+                raise TraceFormatError(f"{where}.pages[{i}]: expected an object {{\"pool\": NAME, \"page\": N}},"
+                                       f" got {_kind(x)}")
         return Violation(
             property=_field(d, "property", where, "a string (a property's name)", lambda v: isinstance(v, str), ""),
             step=_field(d, "step", where, "a step number, 0 or more", lambda v: _is_int(v) and v >= 0, 0),
@@ -316,9 +318,15 @@ def _path_text(where: str, path: Any) -> str:
         keys.append(key)
     if not keys:
         return where
+    keys.reverse()
+    if len(keys) > 16:  # deep nesting: the first and last levels say where
+        keys = [*keys[:8], (f"... {len(keys) - 12} levels ...",), *keys[-4:]]
     text = f"{where}: "
-    for key in reversed(keys):
-        text = f"{text}[{key}]" if isinstance(key, int) else _key_path(text, key)
+    for key in keys:
+        if isinstance(key, tuple):
+            text = f"{text}[{key[0]}]"
+        else:
+            text = f"{text}[{key}]" if isinstance(key, int) else _key_path(text, key)
     return text
 
 
@@ -570,7 +578,7 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_names(v: Any) -> bool:
+def _is_names(v: Any) -> TypeGuard[list[str]]:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
@@ -643,7 +651,9 @@ def _check_our_step(i: int, action: str | None, args: dict[str, Any], at: str) -
 def _read_our_meta(trace: Trace, ours: dict[str, Any], at: str) -> None:
     """Fill in a trace from #meta.ownership, each field's type checked."""
     params = _field(ours, "params", at, "an object mapping parameter names to integers",
-                    lambda v: isinstance(v, dict) and all(_is_int(x) for x in v.values()), {})
+                    lambda v: isinstance(v, dict), {})
+    for name in params:
+        _field(params, name, f"{at}.params", "an integer", _is_int, 0)
     _field(ours, "version", at, "an integer (the format version)", _is_int, FORMAT_VERSION)
     trace.spec = _field(ours, "spec", at, "a string (a spec's name)", lambda v: isinstance(v, str), "")
     trace.spec_class = _field(ours, "spec_class", at, "a string", lambda v: isinstance(v, str), "")
