@@ -1,9 +1,10 @@
 """Tests of `ownership config-check`: a deployment's KV pools against its advertised context window.
 
 The log excerpts in tests/data/config_check/ are in the real line formats of SGLang 0.5.23 and
-0.5.19 and of vLLM 0.33.0 (the sources each regex in ownership/config_check.py cites). The
-incident's numbers come from ../shared/domain/incident.md: a window of 1,048,576 tokens over a
-prefill pool of 681,280 tokens, fixed by a pool of about 2.04 M tokens (twice the window).
+0.5.19 and of vLLM 0.33.0 (the sources each pattern in ownership/config_check.py cites). The
+incident's numbers come from docs/incident.md: a window of 1,048,576 tokens over a prefill pool
+of 681,280 tokens, fixed by a pool of about 2.04 M tokens (twice the window).
+Hostile and huge input is tested in tests/test_config_check_hostile.py.
 """
 
 from __future__ import annotations
