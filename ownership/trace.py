@@ -357,12 +357,17 @@ def parse_json(text: str, where: str = "trace") -> Any:
         raise TraceFormatError(f"{where}: not an ITF trace: {e}") from None
 
 
+#: The types of the JSON scalars that are ITF values as they are (null and numbers are not).
+_PLAIN = frozenset({str, int, bool})
+
+
 def _check_json(doc: Any, where: str) -> None:
     """Refuse, before anything recurses into the document, what no trace holds: nesting
     deeper than MAX_DEPTH, a string that is not Unicode text (a lone surrogate, which
     json.loads accepts as "\\ud800" and nothing can write later), a key that is not a string,
     a number that is not finite or an integer of over MAX_DIGITS digits. Iterative: it
-    cannot run out of stack whatever the document."""
+    cannot run out of stack whatever the document. A list of only ASCII strings or only
+    integers in range (a pool's pages) is checked at once."""
 
     def check_scalar(v: Any, path: Any, what: str = "a string") -> None:
         if isinstance(v, str):
@@ -383,82 +388,117 @@ def _check_json(doc: Any, where: str) -> None:
         else:
             raise TraceFormatError(f"{_path_text(where, path)}: {_kind(v)} is not a JSON value")
 
+    def all_fine(values: Any) -> bool:
+        kinds = set(map(type, values))
+        if kinds == {str}:
+            return "".join(values).isascii()
+        if kinds == {int}:
+            return -_INT_BOUND < min(values) and max(values) < _INT_BOUND
+        return kinds <= {bool, type(None)}
+
     stack: list[tuple[Any, int, Any]] = [(doc, 1, ())]
     while stack:
         value, depth, path = stack.pop()
-        if not isinstance(value, dict | list):
+        if isinstance(value, dict):
+            if not all_fine(value.keys()):
+                for key in value:
+                    if not isinstance(key, str):
+                        raise TraceFormatError(f"{_path_text(where, path)}: a key that is not a string ({_kind(key)})")
+                    check_scalar(key, path, "a key")
+            children: Any = value.values()
+            items: Any = value.items()
+        elif isinstance(value, list):
+            children = items = value
+            items = enumerate(value)
+        else:
             check_scalar(value, path)
             continue
         if depth > MAX_DEPTH:
             raise TraceFormatError(f"{_path_text(where, path)}: arrays and objects nested more than"
                                    f" {MAX_DEPTH} deep")
-        items = value.items() if isinstance(value, dict) else enumerate(value)
+        if not children or all_fine(children):
+            continue
         for key, x in items:
-            if isinstance(value, dict):
-                if not isinstance(key, str):
-                    raise TraceFormatError(f"{_path_text(where, path)}: a key that is not a string ({_kind(key)})")
-                check_scalar(key, path, "a key")
-            if isinstance(x, dict | list):
+            if type(x) is dict and depth < MAX_DEPTH and len(x) == 1 and type(b := x.get("#bigint")) is str \
+                    and b.isascii():
+                continue  # an integer of ITF: its digits are checked by _from_itf
+            if type(x) is dict or type(x) is list:
                 stack.append((x, depth + 1, (path, key)))
-            else:
+            elif not (type(x) is str and x.isascii()):
                 check_scalar(x, (path, key))
 
 
 def _from_itf(v: Any, where: str) -> Any:
     """An ITF value as a Python value; `where` is its JSON path, for errors. Only the ITF
     forms are values: a boolean, a string, an integer ({"#bigint": "N"} or a JSON integer),
-    a list, a record (an object), {"#set": [...]}, {"#tup": [...]}, {"#map": [[k, v], ...]}."""
-    if isinstance(v, bool) or isinstance(v, str):
+    a list, a record (an object), {"#set": [...]}, {"#tup": [...]}, {"#map": [[k, v], ...]}.
+    The paths of nested values are made only for containers and errors (a trace holds
+    millions of page values)."""
+    kind = type(v)
+    if kind in _PLAIN:
         return v
-    if isinstance(v, int):
-        return v
-    if isinstance(v, list):
-        return [_from_itf(x, f"{where}[{i}]") for i, x in enumerate(v)]
-    if isinstance(v, dict):
-        form = next((k for k in v if k.startswith("#")), None)
-        if form is None:
-            return {k: _from_itf(x, _key_path(where, k)) for k, x in v.items()}
-        if form not in _FORMS:
-            raise TraceFormatError(f"{where}: {form!r} is not an ITF form; a value is a boolean, a string,"
-                                   f" a list, a record or one of {', '.join(_FORMS)}")
-        if len(v) != 1:
-            raise TraceFormatError(f"{where}: an object with {form!r} must have no other field")
-        x = v[form]
-        inner = f"{where}.{form}"
-        if form == "#bigint":
-            if isinstance(x, str) and _BIGINT.fullmatch(x) and len(x.lstrip("-")) <= MAX_DIGITS:
-                return int(x)
-            if isinstance(x, int) and not isinstance(x, bool):
-                return x
-            raise TraceFormatError(f"{inner}: expected an integer written in decimal digits,"
-                                   f" {{\"#bigint\": \"-12\"}}, got {_kind(x)}")
-        if form == "#unserializable":
-            if not isinstance(x, str):
-                raise TraceFormatError(f"{inner}: expected a string, got {_kind(x)}")
-            return f"<unserializable {x}>"
-        if not isinstance(x, list):
-            raise TraceFormatError(f"{inner}: expected a list, got {_kind(x)}")
-        if form == "#map":
-            out = {}
-            for i, pair in enumerate(x):
-                at = f"{inner}[{i}]"
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise TraceFormatError(f"{at}: expected a [key, value] pair, got {_kind(pair)}"
-                                           + (f" of {len(pair)} items" if isinstance(pair, list) else ""))
-                key = _from_itf(pair[0], f"{at}[0]")
-                if not _hashable(key):
-                    raise TraceFormatError(f"{at}[0]: a map key cannot be a list or a record")
-                out[key] = _from_itf(pair[1], f"{at}[1]")
-            return out
-        items = [_from_itf(y, f"{inner}[{i}]") for i, y in enumerate(x)]
-        if form == "#tup" or not all(_hashable(y) for y in items):
-            return tuple(items)  # a set of records or lists (Quint) is kept as a tuple, in order
-        return frozenset(items)
-    if v is None:
-        raise TraceFormatError(f"{where}: null is not an ITF value")
-    if isinstance(v, float):
-        raise TraceFormatError(f"{where}: {v!r} is not an integer; ITF integers are {{\"#bigint\": \"...\"}}")
-    raise TraceFormatError(f"{where}: unexpected JSON value {_kind(v)}")
+    if kind is list:
+        if set(map(type, v)) <= _PLAIN:
+            return list(v)
+        return [x if type(x) in _PLAIN else n if (n := _bigint(x)) is not None else _from_itf(x, f"{where}[{i}]")
+                for i, x in enumerate(v)]
+    if kind is not dict:
+        if v is None:
+            raise TraceFormatError(f"{where}: null is not an ITF value")
+        if isinstance(v, float):
+            raise TraceFormatError(f"{where}: {v!r} is not an integer; ITF integers are {{\"#bigint\": \"...\"}}")
+        raise TraceFormatError(f"{where}: unexpected JSON value {_kind(v)}")
+    if (n := _bigint(v)) is not None:
+        return n
+    form = next((k for k in v if k.startswith("#")), None)
+    if form is None:
+        return {k: x if type(x) in _PLAIN else _from_itf(x, _key_path(where, k)) for k, x in v.items()}
+    if form not in _FORMS:
+        raise TraceFormatError(f"{where}: {form!r} is not an ITF form; a value is a boolean, a string,"
+                               f" a list, a record or one of {', '.join(_FORMS)}")
+    if len(v) != 1:
+        raise TraceFormatError(f"{where}: an object with {form!r} must have no other field")
+    x = v[form]
+    inner = f"{where}.{form}"
+    if form == "#bigint":
+        if isinstance(x, str) and _BIGINT.fullmatch(x) and len(x.lstrip("-")) <= MAX_DIGITS:
+            return int(x)
+        if isinstance(x, int) and not isinstance(x, bool):
+            return x
+        raise TraceFormatError(f"{inner}: expected an integer written in decimal digits,"
+                               f" {{\"#bigint\": \"-12\"}}, got {_kind(x)}")
+    if form == "#unserializable":
+        if not isinstance(x, str):
+            raise TraceFormatError(f"{inner}: expected a string, got {_kind(x)}")
+        return f"<unserializable {x}>"
+    if not isinstance(x, list):
+        raise TraceFormatError(f"{inner}: expected a list, got {_kind(x)}")
+    if form == "#map":
+        out = {}
+        for i, pair in enumerate(x):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise TraceFormatError(f"{inner}[{i}]: expected a [key, value] pair, got {_kind(pair)}"
+                                       + (f" of {len(pair)} items" if isinstance(pair, list) else ""))
+            k, value = pair
+            key = k if type(k) in _PLAIN else _from_itf(k, f"{inner}[{i}][0]")
+            if type(key) not in _PLAIN and not _hashable(key):
+                raise TraceFormatError(f"{inner}[{i}][0]: a map key cannot be a list or a record")
+            out[key] = value if type(value) in _PLAIN else _from_itf(value, f"{inner}[{i}][1]")
+        return out
+    items = _from_itf(x, inner)
+    if form == "#tup" or not (set(map(type, items)) <= _PLAIN or all(_hashable(y) for y in items)):
+        return tuple(items)  # a set of records or lists (Quint) is kept as a tuple, in order
+    return frozenset(items)
+
+
+def _bigint(v: Any) -> int | None:
+    """The integer of {"#bigint": "N"} (N of at most MAX_DIGITS digits), else None: the
+    common case of _from_itf, on its own for speed (a free list holds thousands)."""
+    if type(v) is dict and len(v) == 1:
+        b = v.get("#bigint")
+        if type(b) is str and len(b) <= MAX_DIGITS and _BIGINT.fullmatch(b):
+            return int(b)
+    return None
 
 
 def _hashable(v: Any) -> bool:

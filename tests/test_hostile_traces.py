@@ -131,6 +131,12 @@ def test_a_trace_nested_to_the_limit_is_read():
     doc["states"][0]["x"] = [value]
     with pytest.raises(TraceFormatError, match="nested more than 100 deep"):
         from_itf(doc)
+    integer: Any = {"#bigint": "1"}  # an integer of ITF is a level too
+    for _ in range(100 - 4):
+        integer = [integer]
+    assert isinstance(from_itf({"vars": ["x"], "states": [{"x": integer}]}), Trace)
+    with pytest.raises(TraceFormatError, match="nested more than 100 deep"):
+        from_itf({"vars": ["x"], "states": [{"x": [integer]}]})
 
 
 def test_a_trace_file_over_the_size_limit_is_refused_unread(monkeypatch):

@@ -114,3 +114,28 @@ def test_replay_rejects_a_foreign_trace_with_a_clear_error():
     trace = from_itf({"vars": ["x"], "states": [{"x": 1}]})
     with pytest.raises(TraceFormatError, match="not written by ownership"):
         replay(trace, model_for("sglang_pd"))
+
+
+def test_a_foreign_trace_with_records_variants_and_sets_of_records_is_read():
+    """The strict reader still reads what Quint writes: records, variants, sets of records."""
+    doc = {
+        "vars": ["q", "m"],
+        "states": [
+            {"q": {"#set": [{"id": {"#bigint": "1"}}, {"id": {"#bigint": "2"}}]}, "m": {"tag": "None", "value": {"#tup": []}}},
+            {"q": {"#set": []}, "m": {"tag": "Some", "value": {"#bigint": "-3"}}, "mbt::actionTaken": "step",
+             "mbt::nondetPicks": {"x": {"tag": "Some", "value": {"#bigint": "1"}}}},
+        ],
+    }
+    trace = from_itf(json.loads(json.dumps(doc)))
+    assert trace.foreign and trace.steps[0].state["q"] == ({"id": 1}, {"id": 2})
+    assert trace.steps[1].state["m"] == {"tag": "Some", "value": -3}
+    assert trace.steps[1].args == {"x": {"tag": "Some", "value": 1}}
+
+
+def test_a_trace_that_ownership_writes_passes_every_check_of_the_reader(tmp_path):
+    """The reader's type checks refuse nothing that write_itf writes, however the engine."""
+    for engine in ("explicit", "bmc"):
+        trace = check("sglang_pd", engine=engine).trace
+        path = tmp_path / f"{engine}.itf.json"
+        write_itf(trace, path)
+        assert read_itf(path) == trace

@@ -217,6 +217,16 @@ def test_the_page_is_self_contained_and_carries_no_trace_markup(tmp_path):
     assert model["steps"][2]["action"] == "<script>alert(1)</script>"
 
 
+def test_the_page_shows_control_and_bidi_characters_of_a_trace_as_escapes(incident):
+    """An escape sequence or a bidi override in a trace reaches the page as visible escapes
+    (render.escape.printable), never as characters that would hide or reverse its text."""
+    incident.steps[1].args["r"] = "r1\x1b]0;owned\x07\u202eevil"
+    page = render_html(incident)
+    assert not {"\x1b", "\x07", "\u202e"} & set(page)
+    data = json.loads(page.split('id="trace-data">')[1].split("</script>")[0])
+    assert data["steps"][1]["label"] == "arrive(r=r1\\x1b]0;owned\\x07\\u202eevil, n=3)"
+
+
 def test_the_content_security_policy_allows_exactly_the_inline_script_and_style(incident):
     """The CSP forbids every load (default-src 'none') and names the hashes of our code."""
     page = render_html(incident)
