@@ -40,3 +40,11 @@ class ConfigError(OwnershipError):
 
 class InternalError(Exception):
     """Raised when ownership itself is wrong: two interpreters disagree, or an assertion of ours fails."""
+
+
+class LimitReached(KeyboardInterrupt):
+    """Raised in the main thread when a command crosses its --max-seconds or memory ceiling (ownership.limits)."""
+
+    def __init__(self, reason: str = "max-seconds") -> None:
+        super().__init__(reason)
+        self.reason = reason  # "max-seconds", "max-memory" or "memory" (the machine's)
