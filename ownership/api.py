@@ -6,13 +6,14 @@ check` runs and what a team's own tests (and ownership.testing, later) call.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from . import limits
 from .errors import UsageError
-from .lang.loader import build_model, load_spec, resolve_spec_path, shipped_specs
+from .lang.loader import build_model, is_path, load_spec, resolve_spec_path, shipped_specs, split_ref
 from .lang.model import Model
 from .result import CheckResult
 from .trace import ReplayResult, Trace, replay
@@ -31,10 +32,30 @@ def spec_ref(ref: str) -> str:
 
 
 def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
-              version: str | None = None, skip: Any = ()) -> Model:
+              version: str | None = None, skip: Any = (), shipped_only: bool = False) -> Model:
     """Load and validate a spec at parameters, fixes and (optionally) an engine release;
-    `skip` names properties not to check."""
-    return build_model(load_spec(spec), params or {}, fixes, version, skip=skip)
+    `skip` names properties not to check; `shipped_only`: `spec` comes from a trace, and
+    only a shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
+    with limits.phase("loading the spec"):
+        cls = load_spec(spec, shipped_only=shipped_only)
+    with limits.phase("tracing the spec's actions"):
+        return build_model(cls, params or {}, fixes, version, skip=skip)
+
+
+def nothing_to_check(model: Model) -> None:
+    """Refuse a check that could only pass vacuously: no request to run, or every property
+    skipped (a pass would claim that something was checked)."""
+    if model.requests < 1:
+        raise UsageError(
+            f"nothing to check: requests={model.requests} runs no request, so no property can fail"
+            " and a pass would mean nothing; give --param requests=1 or more"
+        )
+    if not model.checked():
+        skipped = " ".join(f"--skip {name}" for name in sorted(model.skip))
+        raise UsageError(
+            f"nothing to check: every property of {model.spec_cls.__name__} is skipped ({skipped}),"
+            " so a pass would mean nothing; drop at least one --skip"
+        )
 
 
 def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extra: str = "",
@@ -98,7 +119,47 @@ def check(
         raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
     if engine != "explicit" and (symmetry or workers != 1 or max_memory is not None):
         raise UsageError("--symmetry, --workers and --max-memory belong to the explicit engine")
+    max_seconds = limits.parse_seconds(max_seconds)
+    limits.check_workers(workers)
+    if max_memory is not None and max_memory < 1:
+        raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
+    nothing_to_check(model)
+    seconds = limits.seconds_left(max_seconds)  # what loading and tracing left of the limit
+    with limits.phase(f"preparing the {engine} engine's search", engine=True):
+        result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
+                             reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
+                             profile=profile, database=database, max_memory=max_memory, workers=workers,
+                             symmetry=symmetry)
+    stopped = limits.tripped()
+    if stopped is not None and result.coverage.stopped_by == "interrupt":
+        result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
+    extra = ""
+    options: list[tuple[str, Any]] = [
+        ("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds),
+        ("--runs", runs), ("--steps", steps), ("--profile", profile),
+    ]
+    for flag, value in options:
+        if value is not None:
+            extra += f" {flag} {shlex.quote(str(value))}"
+    extra += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
+    if symmetry:
+        extra += " --symmetry"
+    if engine == "fuzz" and result.coverage.seed is not None:
+        extra += f" --seed {result.coverage.seed}"
+    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=extra)
+    if result.trace is not None:
+        result.trace.spec = spec_ref(spec)
+        result.trace.version = version
+        result.trace.reproduce = result.reproduce
+    return result
+
+
+def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth: int | None,
+                max_seconds: float | None, reporter: Any, symbolic: Sequence[str], runs: int | None,
+                steps: int | None, seed: int | None, profile: str | None, database: Any,
+                max_memory: int | None, workers: int, symmetry: bool) -> CheckResult:
+    """Run one engine on a built model; the result carries the model."""
     if engine == "bmc":
         from .engines import bmc
 
@@ -129,30 +190,13 @@ def check(
             result = explicit.check(model, max_states=max_states, max_depth=max_depth,
                                     max_seconds=max_seconds, reporter=reporter)
         result.model = model
-    limits = ""
-    options: list[tuple[str, Any]] = [
-        ("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds),
-        ("--runs", runs), ("--steps", steps), ("--profile", profile),
-    ]
-    for flag, value in options:
-        if value is not None:
-            limits += f" {flag} {shlex.quote(str(value))}"
-    limits += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
-    if symmetry:
-        limits += " --symmetry"
-    if engine == "fuzz" and result.coverage.seed is not None:
-        limits += f" --seed {result.coverage.seed}"
-    result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=limits)
-    if result.trace is not None:
-        result.trace.spec = spec_ref(spec)
-        result.trace.version = version
-        result.trace.reproduce = result.reproduce
     return result
 
 
 def _display_ref(spec: str) -> str:
-    """The spec as the user should type it again: a path as given, or the shipped name."""
-    return spec if Path(spec.split(":")[0]).is_file() else spec_ref(spec)
+    """The spec as the user should type it again: a path as given, or the shipped name
+    (a bare name is always a shipped spec: NOTE(no-code-from-cwd) in ownership.lang.loader)."""
+    return spec if is_path(split_ref(spec)[0]) else spec_ref(spec)
 
 
 def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
@@ -162,9 +206,10 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
 
     Without `spec`, only a shipped spec named in the trace is loaded: a trace file never
     chooses which code runs."""
-    if spec is None:
-        name = trace.spec.split(":")[0]
-        if name not in shipped_specs():
+    from_trace = spec is None
+    if from_trace:
+        base, _ = split_ref(trace.spec)
+        if base not in shipped_specs():
             raise UsageError(
                 f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which spec to"
                 " replay it on with --spec PATH (a trace file never chooses which code runs)"
@@ -172,5 +217,7 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
         spec = trace.spec
     if fixes is None and version is None:
         fixes = trace.fixes
-    model = model_for(spec, params=trace.params, fixes=fixes or (), version=version)
-    return replay(trace, model), model
+    assert spec is not None
+    model = model_for(spec, params=trace.params, fixes=fixes or (), version=version, shipped_only=from_trace)
+    with limits.phase(f"replaying the trace's {max(len(trace.steps) - 1, 0):,} steps"):
+        return replay(trace, model), model

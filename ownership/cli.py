@@ -8,12 +8,15 @@ and exit code 2, never a traceback.
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 
-from . import api
+from . import api, limits
 from .cli_common import OwnershipGroup, Progress, echo
 from .errors import UsageError
 from .result import EXIT_CODES, Verdict
@@ -43,11 +46,49 @@ def _params(pairs: tuple[str, ...]) -> dict[str, int]:
 
 
 def _size(text: str) -> int:
-    """A memory size such as 4G, 512M, 1.5GiB or 1000000 (bytes)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.I)
-    if m is None:
-        raise UsageError(f"--max-memory {text!r}: expected a size such as 4G, 512M or 1000000")
-    return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+    """A memory size such as 4G, 512M, 1.5GiB or 100000000 (bytes): limits.parse_size."""
+    return limits.parse_size(text)
+
+
+def _check_out(out: str | None) -> None:
+    """Refuse an --out whose folder does not exist before the run, not after it."""
+    if out is None:
+        return
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write the trace to {out}: the folder {folder} does not exist;"
+                         " create it first, or give --out a path in an existing folder")
+    if os.path.isdir(out):
+        raise UsageError(f"cannot write the trace to {out}: it is a folder; give --out the name of a file")
+
+
+def _write_trace(trace: Any, out: str) -> None:
+    try:
+        write_itf(trace, out)  # whole or not at all (trace.write_output); a UsageError if it fails
+    except OSError as e:
+        raise UsageError(f"cannot write the trace to {out}: {e.strerror or e}") from None
+
+
+@contextmanager
+def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *, as_json: bool = False,
+            spec: str | None = None, unexplored: str = "nothing was explored") -> Iterator[limits.Guard]:
+    """Run a command's block under its whole-command limits (ownership.limits). A limit or
+    Ctrl-C outside an engine (which reports its own coverage) ends the command here: exit 3,
+    one line saying what stopped it, while doing what, and what was not done."""
+    guard: limits.Guard | None = None
+    try:
+        with limits.armed(max_seconds=max_seconds, max_memory=max_memory, reporter=progress) as guard:
+            yield guard
+    except KeyboardInterrupt:  # LimitReached too (the block has closed its progress line)
+        reason = (guard.tripped if guard is not None else None) or "interrupt"
+        doing = (guard.stopped_in if guard is not None else None) or "starting"
+        code = Verdict.INCONCLUSIVE.exit_code
+        if as_json:
+            click.echo(json.dumps({"spec": spec, "verdict": "inconclusive", "stopped_by": reason,
+                                   "while": doing, "coverage": None, "exit_code": code}, indent=1))
+        else:
+            echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
+        sys.exit(code)
 
 
 @cli.command(epilog=EXIT_TABLE)
@@ -64,10 +105,10 @@ def _size(text: str) -> int:
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
 @click.option("--max-depth", "--depth", "max_depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded). bmc: the unrolling bound (default 20).")
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).")
-@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+@click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True, help="Store one state per renaming of interchangeable requests; the coverage says how many states they stand for.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes for an exhaustive search: the parent keeps the visited states, the others expand.")
-@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the search holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
+@click.option("--workers", type=int, default=1, show_default=True, help=f"Processes for an exhaustive search: the parent keeps the visited states, the others expand (at most {limits.WORKERS_PER_CPU} per CPU).")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
 @click.option("--runs", type=click.IntRange(min=1), help="fuzz: runs to try (default 200).")
 @click.option("--steps", type=click.IntRange(min=1), help="fuzz: steps per run at most (default 50).")
 @click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
@@ -75,7 +116,7 @@ def _size(text: str) -> int:
 def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
-          symbolic: tuple[str, ...], max_seconds: float | None, symmetry: bool, workers: int,
+          symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, workers: int,
           max_memory: str | None, runs: int | None, steps: int | None, seed: int | None,
           profile: str | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
@@ -85,21 +126,23 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     from .engines.batch import keep_freed_memory
     from .render.text import render_check
 
+    seconds = limits.parse_seconds(max_seconds)
+    memory = _size(max_memory) if max_memory is not None else None
+    limits.check_workers(workers)
+    _check_out(out)
     keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
     progress = Progress()
-    try:
-        result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
-                           max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                           reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
-                           profile=profile, symmetry=symmetry, workers=workers,
-                           max_memory=_size(max_memory) if max_memory else None)
-    finally:
-        progress.close()
-    if out and result.trace is not None:
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            write_itf(result.trace, out)
-        except OSError as e:
-            raise UsageError(f"cannot write the trace to {out}: {e}") from None
+            result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
+                               max_states=max_states, max_depth=max_depth, max_seconds=seconds,
+                               reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
+                               profile=profile, symmetry=symmetry, workers=workers,
+                               max_memory=memory if engine == "explicit" else None)
+        finally:
+            progress.close()
+    if out and result.trace is not None:
+        _write_trace(result.trace, out)
     trace_path = out if (out and result.trace is not None) else None
     unreached = [n for n, got in result.sometimes.items() if got is False]
     code = result.verdict.exit_code_for(strict=strict)
@@ -143,16 +186,31 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
 @click.option("--version", "version", metavar="RELEASE", help="Replay with the fixes of an engine release instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the replayed run as ITF JSON here.")
+@click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (exit 3, no verdict).")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (exit 3, no verdict) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
 def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], version: str | None, as_json: bool,
-           out: str | None) -> None:
-    """Re-execute TRACE on its spec: exit 1 if it still violates, 0 if a fix blocks it."""
+           out: str | None, max_seconds: str | None, max_memory: str | None) -> None:
+    """Re-execute TRACE on its spec: exit 1 if it still violates, 0 if a fix blocks it.
+
+    A long replay (a trace at large parameters) shows what it is doing on stderr; Ctrl-C or a
+    limit stops it with exit 3."""
     from .render.text import render_replay
 
-    trace = read_itf(trace_file)
-    result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None, version=version)
+    seconds = limits.parse_seconds(max_seconds)
+    memory = _size(max_memory) if max_memory is not None else None
+    _check_out(out)
+    progress = Progress()
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec,
+                 unexplored="the trace was not replayed to its end: no verdict"):
+        try:
+            with limits.phase("reading the trace"):
+                trace = read_itf(trace_file)
+            result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None, version=version)
+        finally:
+            progress.close()
     if out and result.trace is not None:
         result.trace.spec = trace.spec
-        write_itf(result.trace, out)
+        _write_trace(result.trace, out)
     code = 1 if result.outcome == "violated" else 0
     if as_json:
         doc = {

@@ -9,9 +9,9 @@ by the command group). Importing this module does not import z3.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -34,26 +34,36 @@ _EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]",
               help="Leave an integer parameter unknown within a range (repeatable); without a range: its minimum..1024.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after this long (verdict: inconclusive).")
+@click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
 def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
-          k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: float | None) -> None:
+          k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: str | None,
+          max_memory: str | None) -> None:
     """Prove SPEC's kernel properties, invariants and lemmas for every depth (k-induction, z3).
 
     Verified means no reachable state violates them at any depth. A failing base case is a
     real counterexample (exit 1). A failing induction step is shown as a counterexample to
     induction, whose first state may be unreachable (exit 3)."""
-    from . import api
-    from .cli import _params
+    from . import api, limits
+    from .cli import _params, _size, limited
     from .engines import bmc
 
-    model = api.model_for(spec, params=_params(params), fixes=fixes, version=version, skip=skip)
+    seconds = limits.parse_seconds(max_seconds)
+    memory = _size(max_memory) if max_memory is not None else None
     progress = Progress()
-    try:
-        result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=max_seconds,
-                               symbolic=symbolic, reporter=progress)
-    finally:
-        progress.close()
-    reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=max_seconds)
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec):
+        try:
+            model = api.model_for(spec, params=_params(params), fixes=fixes, version=version, skip=skip)
+            api.nothing_to_check(model)
+            with limits.phase("preparing the k-induction proof", engine=True):
+                result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
+                                       symbolic=symbolic, reporter=progress)
+        finally:
+            progress.close()
+        stopped = limits.tripped()
+        if stopped is not None and result.coverage.stopped_by == "interrupt":
+            result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
+    reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=seconds)
     if result.trace is not None:
         result.trace.spec = api.spec_ref(spec)
         result.trace.version = version
@@ -66,12 +76,6 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     sys.exit(code)
 
 
-def _display_ref(spec: str) -> str:
-    from . import api
-
-    return spec if Path(spec.split(":")[0]).is_file() else api.spec_ref(spec)
-
-
 def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...], max_seconds: float | None) -> str:
     """The command that re-runs this proof: spec, fixes, non-default parameters, options."""
     from . import api
@@ -80,7 +84,7 @@ def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...
     extra += [("--symbolic", text) for text in symbolic]
     extra += [("--max-seconds", max_seconds)] if max_seconds is not None else []
     sym_names = {t.partition("=")[0].strip() for t in symbolic}
-    return api.reproduce_command(_display_ref(spec), model, command="prove", options=extra, omit_params=sym_names)
+    return api.reproduce_command(api._display_ref(spec), model, command="prove", options=extra, omit_params=sym_names)
 
 
 def _setting(model: Any, result: Any) -> str:

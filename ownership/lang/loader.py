@@ -1,7 +1,8 @@
 """Loading a spec: from a file path or a shipped name to a validated Model.
 
 `load_spec("specs/sglang_pd.py")` or `load_spec("sglang_pd")` imports the file and finds its
-Spec class (`file.py:ClassName` picks one when a file defines several). `build_model(cls,
+Spec class (`file.py:ClassName` picks one when a file defines several). A bare name is a
+shipped spec only, never a file of the working directory (NOTE(no-code-from-cwd)). `build_model(cls,
 params, fixes)` instantiates it and traces every action symbolically once, so that a spec
 error (Python control flow on state, an unknown slot, a wrong argument) is reported with
 file and line before any engine runs. Every failure is a SpecError or UsageError.
@@ -42,33 +43,55 @@ def shipped_specs() -> dict[str, Path]:
     where = shipped_dir()
     if where is None or not where.is_dir():
         return {}
-    return {p.stem: p for p in sorted(where.glob("*.py")) if not p.name.startswith("_")}
+    return {p.stem: p for p in sorted(where.glob("*.py")) if not p.name.startswith("_") and p.is_file()}
 
 
-def resolve_spec_path(ref: str) -> tuple[Path, str | None]:
-    """A spec reference (path, shipped name, optionally `:ClassName`) to a file and class name."""
-    cls_name = None
-    base = ref
-    if ":" in ref and not os.path.exists(ref):
-        base, cls_name = ref.rsplit(":", 1)
-    path = Path(base)
-    if path.is_file():
-        return path, cls_name
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """A spec reference's file or name and its `:ClassName`, if it ends with one."""
+    base, sep, cls_name = ref.rpartition(":")
+    if sep and base and cls_name.isidentifier():
+        return base, cls_name
+    return ref, None
+
+
+def is_path(base: str) -> bool:
+    """Whether a reference typed by the user names a file: it contains a `/` or ends in `.py`."""
+    return "/" in base or os.sep in base or base.endswith(".py")
+
+
+def resolve_spec_path(ref: str, *, shipped_only: bool = False) -> tuple[Path, str | None]:
+    """A spec reference to a file and class name.
+
+    NOTE(no-code-from-cwd): a bare name (`sglang_pd`, `sglang_pd:SGLangPD`) is a shipped spec
+    and nothing else, whatever files the working directory holds; a path is a path only when
+    it looks like one (`is_path`: `specs/x.py`, `x.py`, `x.py:Class`, `dir/x`), as only a user
+    types it on the command line. `shipped_only`: the reference comes from a trace file, which
+    may name a shipped spec but never makes ownership load a file."""
+    base, cls_name = split_ref(ref)
     shipped = shipped_specs()
+    names = ", ".join(shipped) or "(none installed)"
+    if is_path(base) and not shipped_only:
+        path = Path(base)
+        if path.is_file():
+            return path, cls_name
+        raise UsageError(f"no spec file or shipped spec named {base!r}." + did_you_mean(path.stem, shipped)
+                         + f" Give a path to a .py file, or one of the shipped specs: {names}.")
     if base in shipped:
         return shipped[base], cls_name
-    if path.suffix != ".py" and not path.exists() and f"{base}" in {p.stem for p in shipped.values()}:
-        return shipped[base], cls_name
-    names = ", ".join(shipped) or "(none installed)"
+    if shipped_only:
+        raise UsageError(f"{ref!r} is not a shipped spec ({names}); a trace never makes ownership load a file:"
+                         " say which spec to use with --spec PATH")
     raise UsageError(
-        f"no spec file or shipped spec named {base!r}." + did_you_mean(Path(base).stem, shipped)
-        + f" Give a path to a .py file, or one of the shipped specs: {names}."
+        f"no shipped spec named {base!r}." + did_you_mean(base, shipped)
+        + f" The shipped specs: {names}; for a file, give its path (./{base}.py or dir/{base}.py)."
     )
 
 
-def load_spec(ref: str) -> type[Spec]:
-    """Import a spec file (or shipped spec) and return its Spec class."""
-    path, cls_name = resolve_spec_path(ref)
+def load_spec(ref: str, *, shipped_only: bool = False) -> type[Spec]:
+    """Import a spec file (or shipped spec) and return its Spec class (`shipped_only`: see
+    resolve_spec_path). Anything the module's top level raises, SystemExit included, is a
+    SpecError at its line; Ctrl-C and a command's limits (KeyboardInterrupt) pass through."""
+    path, cls_name = resolve_spec_path(ref, shipped_only=shipped_only)
     module_name = f"ownership_spec_{abs(hash(str(path.resolve())))}"
     try:
         source = path.read_text(encoding="utf-8")
@@ -78,6 +101,8 @@ def load_spec(ref: str) -> type[Spec]:
         code = compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as e:
         raise SpecError(f"syntax error: {e.msg}", file=str(path), line=e.lineno) from None
+    except ValueError as e:  # e.g. a null byte in the source
+        raise SpecError(f"cannot compile the spec: {e}", file=str(path)) from None
     spec_mod = importlib.util.spec_from_loader(module_name, loader=None, origin=str(path))
     assert spec_mod is not None
     module = importlib.util.module_from_spec(spec_mod)
@@ -87,8 +112,14 @@ def load_spec(ref: str) -> type[Spec]:
         exec(code, module.__dict__)
     except OwnershipError:
         raise
-    except Exception as e:
-        raise spec_failure(e, str(path), "while loading the spec") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit too: a spec that exits while loading is a spec error
+        failure = spec_failure(e, str(path), "while loading the spec")
+        if isinstance(e, SystemExit) and "must not exit" not in str(failure):
+            failure = SpecError(f"SystemExit({e.code!r}) while loading the spec: a spec must not exit the process",
+                                file=failure.file, line=failure.line)
+        raise failure from None
     classes = [
         v for v in vars(module).values()
         if isinstance(v, type) and issubclass(v, Spec) and v is not Spec and v.__module__ == module_name
