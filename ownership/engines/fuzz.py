@@ -38,7 +38,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, precondition, rule
 
-from ..errors import UsageError
+from ..errors import LimitReached, SpecError, UsageError
 from ..interpret.concrete import Concrete, Flag
 from ..kernel import PROPERTIES
 from ..lang.declare import RequestDomain, as_domain
@@ -268,6 +268,7 @@ class PathShrinker:
         self.on_try = on_try
         self.tries = 0
         self.timed_out = False
+        self.best: RunFailed | None = None  # the shortest failure so far (kept if interrupted)
         self.owner = [0] * (slices[-1].hi if slices else 0)
         for a, sl in enumerate(slices):
             self.owner[sl.lo:sl.hi] = [a] * (sl.hi - sl.lo)
@@ -283,11 +284,12 @@ class PathShrinker:
             self.on_try()
         got = self.judge(path)
         if got is not None and got.kind == best.kind and len(got.path) <= len(best.path):
+            self.best = got
             return got
         return None
 
     def shrink(self, failure: RunFailed) -> RunFailed:
-        best = failure
+        best = self.best = failure
         while not self._late():
             before = best.path
             best = self._delete_chunks(best)
@@ -366,6 +368,7 @@ class Search:
     seen: set[int] = field(default_factory=set)
     fired: set[str] = field(default_factory=set)
     enabled: set[str] = field(default_factory=set)
+    tried: set[str] = field(default_factory=set)  # actions whose enabledness was looked at
     pending: list[str] = field(default_factory=list)
     reached: set[str] = field(default_factory=set)
     found: bool = False
@@ -412,20 +415,39 @@ class MachineBase(RuleBasedStateMachine):
         self.deadlock: bool | None = None
 
     def _enabled(self, a: int) -> bool:
+        name = self.explorer.slices[a].name
         b = self.explorer.first_enabled(self.path, self.node, a)
+        self.search.tried.add(name)
         if b is not None:
-            self.search.enabled.add(self.explorer.slices[a].name)
+            self.search.enabled.add(name)
         return b is not None
+
+    def _steps(self) -> list[str]:
+        """The labels of this run's steps so far."""
+        return [self.explorer.model.bindings[b].label() for b in self.path]
 
     def may_fire(self, a: int) -> bool:
         """The rule's precondition (see the class docstring)."""
-        if self._enabled(a):
-            return True
-        if self.deadlock is None:
-            self.deadlock = not any(self._enabled(k) for k in range(len(self.explorer.slices)))
-        return self.deadlock
+        try:
+            if self._enabled(a):
+                return True
+            if self.deadlock is None:
+                self.deadlock = not any(self._enabled(k) for k in range(len(self.explorer.slices)))
+            return self.deadlock
+        except SpecError as e:
+            e.steps = e.steps or self._steps()
+            raise
 
     def fire(self, a: int, picks: list[int]) -> None:
+        """Fire action a from the binding `picks` on. A SpecError of the spec's code ends the
+        check (Hypothesis replays it and lets it through), carrying the run's steps so far."""
+        try:
+            self._fire(a, picks)
+        except SpecError as e:
+            e.steps = e.steps or self._steps()
+            raise
+
+    def _fire(self, a: int, picks: list[int]) -> None:
         search = self.search
         if search.out_of_time():
             raise TimeUp
@@ -606,34 +628,46 @@ def check(
     hsettings = build_settings(runs=runs, steps=steps, database=database, profile=profile)
     seed = choose_seed(seed, hsettings)
     start = time.monotonic()
-    explorer = Explorer(model)
-    search = Search(explorer, start, max_seconds, reporter, report_every, last_report=start)
-    search.pending = [p.name for p in model.sometimes]
-    names = [sl.name for sl in explorer.slices]
-    initial = explorer.root.state_flags or []
-    if not initial:
-        got = explorer.interp.sometimes_hits(model.initial, search.pending)
-        search.reached.update(got)
-        search.pending = [n for n in search.pending if n not in got]
-
+    names = [decl.name for decl in model.spec_cls._actions.values()]
+    search: Search | None = None
     failure: RunFailed | None = None
     stopped_by = "max-runs"
-    if initial:
-        failure = RunFailed(primary(initial), (), initial)
-    elif model.bindings:
-        try:
+    try:
+        # (at a million pages the initial state's checks alone take seconds: Ctrl-C and the
+        # command's limits, ownership.limits, can stop them too)
+        explorer = Explorer(model)
+        search = Search(explorer, start, max_seconds, reporter, report_every, last_report=start)
+        search.pending = [p.name for p in model.sometimes]
+        initial = explorer.root.state_flags or []
+        if not initial:
+            got = explorer.interp.sometimes_hits(model.initial, search.pending)
+            search.reached.update(got)
+            search.pending = [n for n in search.pending if n not in got]
+        if initial:
+            failure = RunFailed(primary(initial), (), initial)
+        elif model.bindings:
             failure = run_search(model, search, hsettings, seed)
-        except KeyboardInterrupt:
-            stopped_by = "interrupt"
-    if search.expired and failure is None:
+    except LimitReached as e:
+        stopped_by = e.reason
+    except KeyboardInterrupt:
+        stopped_by = "interrupt"
+    if search is not None and search.expired and failure is None:
         stopped_by = "max-seconds"
 
     def coverage(stop: str | None) -> Coverage:
-        never_fired = tuple(n for n in names if n not in search.fired)
+        """What was tried, and only that: an action is listed as never fired, or never
+        enabled, only once its enabledness was looked at in some state."""
+        if search is None:
+            return Coverage(0, 0, 0, complete=False, stopped_by=stop, seconds=time.monotonic() - start,
+                            runs=0, seed=seed)
+        never_fired = tuple(n for n in names if n in search.tried and n not in search.fired)
         return Coverage(len(search.seen), search.steps, search.longest, complete=False, stopped_by=stop,
                         seconds=time.monotonic() - start, runs=search.runs, never_fired=never_fired,
                         never_enabled=tuple(n for n in never_fired if n not in search.enabled), seed=seed)
 
+    if search is None:
+        return CheckResult(Verdict.INCONCLUSIVE, coverage(stopped_by), "fuzz",
+                           sometimes={p.name: None for p in model.sometimes})
     sometimes: dict[str, bool | None] = {p.name: (True if p.name in search.reached else None) for p in model.sometimes}
     if failure is None:
         verdict = Verdict.BOUNDED if stopped_by == "max-runs" else Verdict.INCONCLUSIVE
@@ -650,10 +684,16 @@ def check(
         nodes, flags = walked
         return RunFailed(primary(flags), path[:len(nodes) - 1], flags)
 
-    deadline = None if max_shrink_seconds is None else time.monotonic() + max_shrink_seconds
-    shrinker = PathShrinker(explorer.slices, judge, deadline=deadline, on_try=search.tick)
+    # shrinking stops at max_shrink_seconds, and at max_seconds too (the whole check's limit)
+    ends = [t for t in (None if max_shrink_seconds is None else time.monotonic() + max_shrink_seconds,
+                        None if max_seconds is None else start + max_seconds) if t is not None]
+    shrinker = PathShrinker(explorer.slices, judge, deadline=min(ends) if ends else None, on_try=search.tick)
     best = judge(failure.path) or failure
-    best = shrinker.shrink(best)
+    try:
+        best = shrinker.shrink(best)
+    except KeyboardInterrupt:  # Ctrl-C or a limit while shrinking: report the shortest run so far
+        best = shrinker.best or best
+        shrinker.timed_out = True
     walked = explorer.walk(best.path)
     assert walked is not None and walked[1], "a shrunk path still fails"
     nodes, flags = walked
