@@ -36,6 +36,8 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -47,8 +49,13 @@ from ..errors import InternalError, UsageError
 from ..interpret.batch import MAX_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
+from ..limits import check_workers, parse_seconds
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
+
+#: Seconds to wait for the workers to finish their blocks in flight when a search stops
+#: (NOTE(stop-workers)); a block takes milliseconds to a few tenths of a second.
+STOP_SECONDS = 5.0
 
 #: Frontier rows expanded per block: large enough that numpy's per-call cost vanishes, small
 #: enough to stay cache-friendly; at most 65536 so that a row fits the 16-bit radix sort.
@@ -401,10 +408,17 @@ _WORKER: dict[str, Any] = {}  # a worker process's expander, set once by its ini
 
 
 def _worker_init(expander: Expander) -> None:
+    """A worker's start: its expander, and Ctrl-C left to the parent. A terminal's Ctrl-C
+    reaches every process of the foreground group; the parent stops the search and the
+    workers (a worker interrupted in a task printed a traceback, and the pool could hang).
+    SIGINT is blocked while the pool forks (_Search.run), so none dies of it before this."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _WORKER["expander"] = expander
 
 
 def _worker_block(task: tuple[int, np.ndarray, bool]) -> Block:
+    """Expand one block in a worker (see _Search._expanded)."""
     start, P, sometimes = task
     return _WORKER["expander"].block(start, P, sometimes)
 
@@ -432,8 +446,10 @@ def check(
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; use the per-state engine for larger pools.")
-    if workers < 1:
-        raise UsageError(f"--workers {workers}: need at least one worker")
+    check_workers(workers)  # 1 ..  a few per CPU (ownership.limits)
+    max_seconds = parse_seconds(max_seconds)
+    if max_memory is not None and max_memory < 1:
+        raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     if not 1 <= block <= 1 << 16:
         raise UsageError(f"block {block}: must be 1..65536 rows")
     start_time = time.monotonic()
@@ -493,13 +509,20 @@ class _Search:
     # -- bookkeeping ----------------------------------------------------------------------------
 
     def _reserve(self, k: int) -> int:
-        """States to reserve address space for: what an eighth of the free memory holds (the
-        rest goes to the table and the blocks), at most max_states."""
+        """States to reserve address space for: as many as the memory limit (max_memory, or the
+        memory available) can hold at the least a state costs (its row, parent and binding,
+        and two table slots), so that the store never copies itself before the memory guard
+        stops the search; at most max_states."""
         avail = _available() or (1 << 30)
         if self.max_memory is not None:
             avail = min(avail, self.max_memory)
-        cap = max(1 << 12, avail // 8 // (k * 8))
+        cap = max(1 << 12, avail // (self._state_bytes(k) + 16))
         return min(cap, self.max_states + 1) if self.max_states is not None else cap
+
+    def _state_bytes(self, k: int) -> int:
+        """What the search keeps per state, besides the table: its row of k words in the store,
+        its parent (uint32) and binding (uint16 or uint32), its orbit size under symmetry."""
+        return k * 8 + 4 + (2 if self.B <= 1 << 16 else 4) + (8 if self.exp.canon is not None else 0)
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -517,6 +540,8 @@ class _Search:
                                self._represented()))
 
     def _memory_limit(self) -> int | None:
+        """The resident memory the search may reach: max_memory, and never more than what it
+        holds plus 90% of what the machine still has available (no swapping)."""
         limits = []
         if self.max_memory is not None:
             limits.append(self.max_memory)
@@ -527,12 +552,38 @@ class _Search:
         return min(limits) if limits else None
 
     def _estimate(self, frontier: int, growth: float) -> int:
-        """Bytes the next level may add (an overestimate, for the memory limit)."""
+        """The resident bytes that expanding the next level (`frontier` states, each with
+        `growth` new successors as in the last level) adds at its peak, for the memory guard.
+
+        NOTE(memory-estimate): honest, not padded: the guard stops before a level whose
+        estimate would pass the limit, and an estimate 3x too high stopped searches at a third
+        of --max-memory (tests/test_limits.py measures it against the resident memory, within
+        1.5x). A level that grows more than its predecessor did is caught by the check after
+        each block. It adds: per new state, _state_bytes; the table's new slots (8 bytes each,
+        beside the old ones while it rehashes) when the level takes it past half full
+        (Table._grow); the store's copy if it must grow; one block's temporaries, measured with
+        tracemalloc at about 6 bytes per slot of a state and 14 per binding for each row; and
+        with workers, the expanded blocks the parent holds before inserting them (a row's
+        successors: k words, a hash, a position and a parent, 8 bytes each)."""
         k = self.exp.k
-        new = frontier * max(growth, 1.0) * 2
-        per_state = 2 * k * 8 + 2 * 2 * 24 + 16      # store (doubling), table (load 1/2, regrowth), parents
-        block_work = min(frontier, self.block) * (self.model.width * 8 * 6 + self.B * 16 * (k + 4))
-        return int(new * per_state + block_work * (1 + self.workers))
+        d = len(self.blocks)  # (the level being estimated: its blocks are not recorded yet)
+        new = int(frontier * max(growth, 0.0))
+        done = sum(c for _, _, c in self.blocks[d - 1]) if d else 0
+        successors = done / max(self.level_size(d - 1), 1) if d else float(self.B)
+        rows = min(frontier, self.block)
+        total = new * self._state_bytes(k)
+        need = self.table.used + new + int(rows * successors)  # (a block's rows are inserted at once)
+        cap = self.table.cap
+        while need * 2 > cap:
+            cap *= 4 if cap < 1 << 25 else 2
+        if cap > self.table.cap:
+            total += cap * 8
+        if self.store.n + new > self.store.data.shape[0]:
+            total += (self.store.n + new) * k * 8
+        total += rows * (self.model.width * 6 + self.B * 14)
+        if self.workers > 1:
+            total += int((self.workers - 1) * rows * successors * (k * 8 + 24))
+        return total
 
     def level_size(self, d: int) -> int:
         if d >= len(self.level_start):
@@ -605,8 +656,15 @@ class _Search:
         growth = float(self.B)
         try:
             if self.workers > 1:
+                # SIGINT blocked while forking: each worker ignores it before it can arrive
+                # (_worker_init); the pool's threads keep it blocked, the main thread handles it
                 ctx = multiprocessing.get_context("fork")
-                self.pool = ctx.Pool(self.workers - 1, initializer=_worker_init, initargs=(self.exp,))
+                self.stopping = False  # (set by _stop_workers: no more tasks)
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                try:
+                    self.pool = ctx.Pool(self.workers - 1, initializer=_worker_init, initargs=(self.exp,))
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             while True:
                 n = self.level_size(d)
                 if n == 0:
@@ -637,18 +695,42 @@ class _Search:
                 self._report(d)
         except _Found as found:
             return found.result
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C, or a command's limit (ownership.limits; api names it)
             stopped_by = "interrupt"
             # the current level's states may not all have been checked
             bound = d if self.checked >= self.level_size(d) else (d - 1 if d else None)
         finally:
-            if self.pool is not None:
-                self.pool.terminate()
-                self.pool.join()
-                self.pool = None
+            self._stop_workers()
         if stopped_by is not None and stopped_by != "max-states":
             self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
         return self._finish(stopped_by, bound)
+
+    def _stop_workers(self) -> None:
+        """Stop the workers on every way out of the search (a result, an error, Ctrl-C, a
+        limit) and wait for them: no process outlives the search.
+
+        NOTE(stop-workers): not Pool.terminate(): it stops the pool's result thread while a
+        worker may be writing a block into the result pipe, holding the pipe's lock, and then
+        waits for that lock: a hang (one Ctrl-C in six, measured). Instead the task feeder
+        stops (`stopping`), the blocks in flight (a few: one per worker and the pipe's) finish
+        and the pool's thread reads them, and the workers exit (close, join). Ctrl-C and the
+        limits' timer wait meanwhile (a second Ctrl-C acts after), so that neither can leave a
+        half-stopped pool; terminate() remains for a pool that does not stop in STOP_SECONDS."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        self.stopping = True
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
+        try:
+            pool.close()
+            joining = threading.Thread(target=pool.join, name="ownership-stop-workers", daemon=True)
+            joining.start()
+            joining.join(STOP_SECONDS)
+            if joining.is_alive():
+                pool.terminate()
+                joining.join(STOP_SECONDS)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def _finish_level_checks(self, d: int) -> None:
         """Check the properties of the rest of level d (a stop at level d claims them)."""
@@ -667,8 +749,14 @@ class _Search:
     def _expanded(self, d: int, spans: list[tuple[int, int]]) -> Iterator[Block]:
         base = self.level_start[d]
         if self.pool is not None and len(spans) > 1:
-            tasks = ((s, self.store.rows(base + s, base + e), not all(self.reached.values())) for s, e in spans)
-            yield from self.pool.imap(_worker_block, tasks)
+            def tasks() -> Iterator[tuple[int, np.ndarray, bool]]:
+                # (run by the pool's feeder thread, as the workers take tasks)
+                for s, e in spans:
+                    if self.stopping:  # NOTE(stop-workers)
+                        return
+                    yield s, self.store.rows(base + s, base + e), not all(self.reached.values())
+
+            yield from self.pool.imap(_worker_block, tasks())
         else:
             for s, e in spans:
                 yield self.exp.block(s, self.store.rows(base + s, base + e), not all(self.reached.values()))
