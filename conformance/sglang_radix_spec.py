@@ -22,6 +22,7 @@ from ownership import (
     action,
     array,
     first,
+    has,
     ints,
     nth,
     page,
@@ -81,7 +82,7 @@ class SGLangRadixCache(Spec):
         s.share("kv", TREE, new)                       # insert: the tree references r's new pages
         mine = prefix | new
         for p in range(self.pages):
-            inside = (mine & (1 << p)) != 0
+            inside = has(mine, p)
             s.in_tree[p] = s.in_tree[p] | inside
             s.users[p] = If(inside, s.users[p] + 1, s.users[p])
         s.index[c] = If(hit, cached, nth(prefix, 0, -1) + 1)
@@ -98,7 +99,7 @@ class SGLangRadixCache(Spec):
         s.read("kv", r, s.own[r], key=self.prefixes + r)
         s.free("kv", r, s.prompt[r])                   # drops r's reference only
         for p in range(self.pages):
-            inside = (s.prompt[r] & (1 << p)) != 0
+            inside = has(s.prompt[r], p)
             s.users[p] = If(inside, s.users[p] - 1, s.users[p])
         s.prompt[r] = 0
         s.stage[r] = Stage.DONE
@@ -108,11 +109,11 @@ class SGLangRadixCache(Spec):
         """evict(all): every unlocked leaf, then every prefix left childless and unlocked."""
         gone = 0
         for p in range(self.pages):
-            gone = gone | If(s.in_tree[p] & (s.users[p] == 0), 1 << p, 0)
+            gone = gone | If(s.in_tree[p] & (s.users[p] == 0), page(p), 0)
         s.require(gone != 0)
         s.free("kv", TREE, gone)
         for p in range(self.pages):
-            s.in_tree[p] = s.in_tree[p] & ((gone & (1 << p)) == 0)
+            s.in_tree[p] = s.in_tree[p] & ~has(gone, p)
         for k in range(1, self.prefixes + 1):
             entry = s.index[k]
             dropped = (entry != 0) & ((page(If(entry != 0, entry - 1, 0)) & gone) != 0)

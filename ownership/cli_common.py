@@ -56,7 +56,7 @@ def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
         echo("inconclusive: stopped by memory: the machine ran out of memory (give a smaller"
              " instance, or --max-memory to stop earlier with the coverage so far)", err=True)
         ctx.exit(Verdict.INCONCLUSIVE.exit_code)
-    except click.exceptions.ClickException:
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
         raise
     except Exception as e:  # a bug of ownership: never exit 0 or 1 (result.EXIT_INTERNAL)
         if debugging(ctx):

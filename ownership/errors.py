@@ -23,6 +23,7 @@ class SpecError(OwnershipError):
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
         self.file = file
         self.line = line
+        self.message = message  # without the file and line
         #: the steps (action labels, e.g. "arrive(r=r1, n=3)") from the initial state to the
         #: state where an action or property raised this error; empty when raised at load time
         self.steps: list[str] = []

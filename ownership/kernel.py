@@ -24,7 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lang.values import If, count, first, has, nth, page, select, without
+from .errors import SpecError
+from .lang import faults, sorts
+from .lang.location import spec_location
+from .lang.sorts import INT, PAGES
+from .lang.spec import did_you_mean
+from .lang.values import If, PageSet, count, first, has, nth, page, select
 
 STALE_READ = "stale-read"
 READ_UNOWNED = "read-unowned"
@@ -56,22 +61,105 @@ def _holder_slot(s: Any, pool: str) -> Any:
     return s._array(f"{pool}.holders" if _shared(s, pool) else f"{pool}.owner")
 
 
-def _bit(r: Any) -> Any:
-    return page(r - 1)
+def _bit(s: Any, r: Any) -> Any:
+    """Request r's bit in a shared pool's set of holders (an integer: bit r-1)."""
+    return select([1 << k for k in range(s.model.requests)], r - 1, 0)
+
+
+def _error(message: str) -> SpecError:
+    file, line = spec_location()
+    return SpecError(message, file=file, line=line)
+
+
+# -- the arguments of every operation, checked once for every interpreter ----------------------
+
+
+def _pool(s: Any, pool: Any, op: str) -> None:
+    """A pool name the spec declares (else a spec error naming the pools there are)."""
+    pools = s.model.pools
+    if isinstance(pool, str) and pool in pools:
+        return
+    raise _error(f"{op}: {pool!r} is not a pool of this spec." + did_you_mean(str(pool), pools)
+                 + f" Pools: {', '.join(pools) or '(none)'} (the name of the attribute declared with pool(...))")
+
+
+def _request(s: Any, r: Any, op: str) -> None:
+    """A request id 1..requests: at once when it is known, else where the state makes it one."""
+    sorts.expect(r, INT, f"{op}, the request")
+    n = s.model.requests
+    if isinstance(r, int):
+        if not 1 <= r <= n:
+            raise _error(faults.request_message(op, int(r), n))
+        return
+    bad = s._outside(r, 1, n)
+    if bad is not False:
+        s._check("request", bad, lambda: faults.request_message(op, s._int(r), n))
+
+
+def _pages(s: Any, pool: str, pages: Any, op: str) -> None:
+    """A page set within the pool: a page outside it is a spec error, not silently dropped."""
+    sorts.expect(pages, PAGES, f"{op}, the pages")
+    size = _size(s, pool)
+    outside = ~((1 << size) - 1)
+
+    bad = s._has_bits(pages, outside)
+    if bad is False:
+        return
+
+    def message() -> str:
+        m = s._int(pages)
+        shown = [p for p in range(size, max(m.bit_length(), size + 1)) if m >> p & 1] if m >= 0 else [-1]
+        return faults.pool_message(op, pool, shown, size)
+
+    s._check("pool", bad, message)
+
+
+def _key(s: Any, pool: str, key: Any, op: str) -> None:
+    """`key=` exactly for a keyed pool, and within its keys 1..K."""
+    keys = s.model.pools[pool].keys
+    if keys is None:
+        if key is not None:
+            raise _error(f"{op}: key= is for a pool whose content is keys; declare pool {pool} with keys=K,"
+                         " or drop key=")
+        return
+    if key is None:
+        raise _error(f"{op}: pool {pool} holds keys (pool(..., keys={keys})): say which with key=...")
+    sorts.expect(key, INT, f"{op}, the key")
+    if isinstance(key, int):
+        if not 1 <= key <= keys:
+            raise _error(faults.key_message(op, int(key), pool, keys))
+        return
+    s._check("key", s._outside(key, 1, keys), lambda: faults.key_message(op, s._int(key), pool, keys))
+
+
+def _page_number(s: Any, pool: str, p: Any, op: str) -> None:
+    if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p < _size(s, pool):
+        raise _error(f"{op}: page {p!r} is not a page of pool {pool} (0..{_size(s, pool) - 1}); give a"
+                     " page number known when tracing, or use has(s.owned(pool, r), p)")
+
+
+# -- queries ---------------------------------------------------------------------------------------
 
 
 def holds(s: Any, pool: str, p: int, r: Any) -> Any:
     """Condition: request r owns page p (or, in a shared pool, is one of its holders)."""
+    _pool(s, pool, "holds()")
+    _page_number(s, pool, p, "holds()")
+    _request(s, r, "holds()")
+    return _holds(s, pool, p, r)
+
+
+def _holds(s: Any, pool: str, p: int, r: Any) -> Any:
     h = _holder_slot(s, pool)[p]
     if _shared(s, pool):
-        return (h & _bit(r)) != 0
+        return (h & _bit(s, r)) != 0
     return h == r
 
 
 def _exclusive(s: Any, pool: str, p: int, r: Any) -> Any:
     """Condition: request r alone holds page p (a write must not reach other holders)."""
     h = _holder_slot(s, pool)[p]
-    return h == (_bit(r) if _shared(s, pool) else r)
+    return h == (_bit(s, r) if _shared(s, pool) else r)
 
 
 def _is_free(s: Any, pool: str, p: int) -> Any:
@@ -80,28 +168,35 @@ def _is_free(s: Any, pool: str, p: int) -> Any:
 
 def _no_keys(s: Any, pool: str, what: str) -> None:
     if s.model.pools[pool].keys is not None:
-        from .errors import SpecError
-        from .lang.values import spec_location
-
-        file, line = spec_location()
-        raise SpecError(f"{what} is not defined for pool {pool}, whose content is keys, not requests",
-                        file=file, line=line)
+        raise _error(f"{what} is not defined for pool {pool}, whose content is keys, not requests")
 
 
 def owned(s: Any, pool: str, r: Any) -> Any:
     """The set of pages of `pool` that request r owns (holds, in a shared pool)."""
+    _pool(s, pool, "owned()")
+    _request(s, r, "owned()")
+    return _owned(s, pool, r)
+
+
+def _owned(s: Any, pool: str, r: Any) -> Any:
     if _shared(s, pool):
-        return s._bit_positions(f"{pool}.holders", _bit(r))
+        return s._bit_positions(f"{pool}.holders", _bit(s, r))
     return s._positions(f"{pool}.owner", r)
 
 
 def free_pages(s: Any, pool: str) -> Any:
     """The set of free pages of `pool` (held by no request)."""
+    _pool(s, pool, "free_pages()")
+    return _free_pages(s, pool)
+
+
+def _free_pages(s: Any, pool: str) -> Any:
     return s._positions(f"{pool}.holders" if _shared(s, pool) else f"{pool}.owner", 0)
 
 
 def in_flight(s: Any, r: Any) -> Any:
-    """Condition: a transfer of request r is still in flight (into or out of any page)."""
+    """Condition: a transfer of request r is still in flight (into or out of any page of any pool)."""
+    _request(s, r, "in_flight()")
     out: Any = False
     for pool in s.model.pools:
         for name in ("inflight", "outbound"):
@@ -111,36 +206,49 @@ def in_flight(s: Any, r: Any) -> Any:
 
 def reused(s: Any, pool: str) -> Any:
     """The pages of `pool` owned by one request while holding another (modelled) request's KV."""
+    _pool(s, pool, "reused()")
     _no_keys(s, pool, "reused()")
     content = s._array(f"{pool}.content")
     earlier = s.model.pools[pool].earlier
     out: Any = 0
     for p in range(_size(s, pool)):
         c = content[p]
-        other = ~_is_free(s, pool, p) & (c != 0) & (c != earlier) & ~holds(s, pool, p, c)
-        out = out | If(other, 1 << p, 0)
+        other = ~_is_free(s, pool, p) & (c != 0) & (c != earlier) & ~_holds(s, pool, p, c)
+        out = out | If(other, page(p), 0)
     return out
+
+
+# -- operations ------------------------------------------------------------------------------------
 
 
 def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
     """Request r takes n free pages; the action waits (is disabled) while fewer are free.
 
     Which pages: the lowest free ones ("lowest"), or the head of the free list ("lifo")."""
+    _pool(s, pool, "alloc()")
+    _request(s, r, "alloc()")
+    sorts.expect(n, INT, "alloc(), the number of pages")
+    if isinstance(n, int):
+        if n < 0:
+            raise _error(faults.alloc_message(pool, int(n)))
+    else:
+        s._check("alloc", s._outside(n, 0, None), lambda: faults.alloc_message(pool, s._int(n)))
     size = _size(s, pool)
-    free = free_pages(s, pool)
+    free = _free_pages(s, pool)
     s.require(count(free) >= n)
     if s.model.pools[pool].order == "lifo":
         fl = s._array(f"{pool}.free_list")
         old = list(fl)
+        inside = PageSet((1 << size) - 1)
         got: Any = 0
         for i in range(size):
-            got = got | If(i < n, page(select(old, i, size)) & ((1 << size) - 1), 0)
+            got = got | If(n > i, page(select(old, i, size)) & inside, 0)
         for j in range(size):
-            fl[j] = select(old, j + n, size)
+            fl[j] = select(old, n + j, size)
     else:
         got = first(free, n)
     holder = _holder_slot(s, pool)
-    mine = _bit(r) if _shared(s, pool) else r
+    mine = _bit(s, r) if _shared(s, pool) else r
     for p in s._members(got, size):  # NOTE(members-loop)
         holder[p] = If(has(got, p), mine, holder[p])
     return got
@@ -151,36 +259,36 @@ def take(s: Any, pool: str, r: Any, pages: Any) -> None:
 
     Nothing is checked here: if a page is still held by another request, the harm shows when
     either one writes or reads it (write-unowned, read-unowned, stale-read)."""
+    _pool(s, pool, "take()")
     if s.model.pools[pool].order == "lifo":
-        from .errors import SpecError
-        from .lang.values import spec_location
-
-        file, line = spec_location()
-        raise SpecError(f"take() chooses pages itself; pool {pool} keeps its own free list"
-                        " (order=\"lifo\"): use alloc(), or declare the pool with order=\"lowest\"",
-                        file=file, line=line)
+        raise _error(f"take() chooses pages itself; pool {pool} keeps its own free list"
+                     " (order=\"lifo\"): use alloc(), or declare the pool with order=\"lowest\"")
+    _request(s, r, "take()")
+    _pages(s, pool, pages, "take()")
     holder = _holder_slot(s, pool)
     shared = _shared(s, pool)
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
-        holder[p] = If(has(pages, p), holder[p] | _bit(r) if shared else r, holder[p])
+        holder[p] = If(has(pages, p), holder[p] | _bit(s, r) if shared else r, holder[p])
 
 
 def share(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r takes a reference to `pages` of a shared pool (a prefix-cache hit)."""
+    _pool(s, pool, "share()")
     if not _shared(s, pool):
-        from .errors import SpecError
-        from .lang.values import spec_location
-
-        file, line = spec_location()
-        raise SpecError(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)", file=file, line=line)
+        raise _error(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)")
+    _request(s, r, "share()")
+    _pages(s, pool, pages, "share()")
     holder = _holder_slot(s, pool)
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
-        holder[p] = If(has(pages, p), holder[p] | _bit(r), holder[p])
+        holder[p] = If(has(pages, p), holder[p] | _bit(s, r), holder[p])
 
 
 def free(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r returns `pages` (in a shared pool: drops its reference). Flags double-free
     and free-in-flight."""
+    _pool(s, pool, "free()")
+    _request(s, r, "free()")
+    _pages(s, pool, pages, "free()")
     size = _size(s, pool)
     holder = _holder_slot(s, pool)
     inflight = s._array(f"{pool}.inflight")
@@ -188,23 +296,31 @@ def free(s: Any, pool: str, r: Any, pages: Any) -> None:
     shared = _shared(s, pool)
     for p in s._members(pages, size):  # NOTE(members-loop)
         inside = has(pages, p)
-        s._flag(DOUBLE_FREE, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        s._flag(DOUBLE_FREE, inside & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         busy = (inflight[p] != 0) | (outbound[p] != 0)
         s._flag(FREE_IN_FLIGHT, inside & busy, pool=pool, page=p, request=r,
                 other=If(inflight[p] != 0, inflight[p], outbound[p]))
-        holder[p] = If(inside, without(holder[p], _bit(r)) if shared else 0, holder[p])
+        if shared:
+            mine = holder[p] & _bit(s, r)
+            holder[p] = If(inside, holder[p] - mine, holder[p])
+        else:
+            holder[p] = If(inside, 0, holder[p])
     if s.model.pools[pool].order == "lifo":
         # SGLang's paged allocator prepends freed pages (_release_page_ids): reused first.
         fl = s._array(f"{pool}.free_list")
         old = list(fl)
         k = count(pages)
         for j in range(size):
-            fl[j] = If(j < k, nth(pages, j, size), select(old, j - k, size))
+            fl[j] = If(k > j, nth(pages, j, size), select(old, j - k, size))
 
 
 def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     """Request r computes KV into `pages`: its own, or content `key` in a keyed pool.
     Flags write-unowned (in a shared pool: unless r is the only holder)."""
+    _pool(s, pool, "write()")
+    _request(s, r, "write()")
+    _pages(s, pool, pages, "write()")
+    _key(s, pool, key, "write()")
     holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
     value = r if key is None else key
@@ -217,12 +333,20 @@ def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
 def read(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     """Request r attends over `pages`, expecting its own KV (or content `key` in a keyed pool).
     Flags read-unowned and stale-read."""
+    _pool(s, pool, "read()")
+    _request(s, r, "read()")
+    _pages(s, pool, pages, "read()")
+    _key(s, pool, key, "read()")
+    _read(s, pool, r, pages, key)
+
+
+def _read(s: Any, pool: str, r: Any, pages: Any, key: Any) -> None:
     holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
     expect = r if key is None else key
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         inside = has(pages, p)
-        s._flag(READ_UNOWNED, inside & ~holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        s._flag(READ_UNOWNED, inside & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         s._flag(STALE_READ, inside & (content[p] != expect), pool=pool, page=p, request=r, other=content[p],
                 expected=expect)
 
@@ -232,9 +356,14 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
 
     The source pages are read now (checked as a read by r); the destination pages are written
     when the transfer lands (`land`). Until then both are marked in flight."""
+    _pool(s, src_pool, "send()")
+    _pool(s, dst_pool, "send()")
     _no_keys(s, src_pool, "send()")
     _no_keys(s, dst_pool, "send()")
-    read(s, src_pool, r, src_pages)
+    _request(s, r, "send()")
+    _pages(s, src_pool, src_pages, "send(), the source")
+    _pages(s, dst_pool, dst_pages, "send(), the destination")
+    _read(s, src_pool, r, src_pages, None)
     outbound = s._array(f"{src_pool}.outbound")
     for p in s._members(src_pages, _size(s, src_pool)):  # NOTE(members-loop)
         outbound[p] = If(has(src_pages, p), r, outbound[p])
@@ -248,6 +377,7 @@ def land(s: Any, r: Any) -> None:
 
     A transfer engine cannot cancel a write (Mooncake, NIXL), so this may happen after the
     receiver gave the pages up. Flags write-unowned where r no longer owns a page."""
+    _request(s, r, "land()")
     for pool in s.model.pools:
         holder = _holder_slot(s, pool)
         content = s._array(f"{pool}.content")
@@ -267,10 +397,10 @@ def land(s: Any, r: Any) -> None:
 
 def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
     """Per page: (pool, page, condition) under which finished request r still owns it."""
-    done = s.model.spec.finished(s, r)
+    done = s._property(type(s.model.spec).finished, f"finished(s, r={r})", r)
     out = []
     for pool in s.model.pools:
-        mine = owned(s, pool, r)
+        mine = _owned(s, pool, r)
         for p in s._members(mine, _size(s, pool)):  # NOTE(members-loop)
             out.append((pool, p, done & has(mine, p)))
     return out

@@ -179,8 +179,10 @@ class SGLangDisagg(Spec):
         bookkeeping (counters, status, ABORT state, prefill's copy of the page list) can never
         matter again: reset it, so that states differing only there are one state."""
         gone = self.finished(s, r) & ~s.rdma[r] & (s.worker[r] == Worker.IDLE)
-        for slot in ("prompt", "sent", "chunks", "told", "failed", "poisoned", "abort", "table"):
+        for slot in ("prompt", "sent", "chunks", "told", "abort", "table"):
             getattr(s, slot)[r] = If(gone, 0, getattr(s, slot)[r])
+        for flag in ("failed", "poisoned"):
+            getattr(s, flag)[r] = If(gone, False, getattr(s, flag)[r])
         s.p_stage[r] = If(gone, P.RELEASED, s.p_stage[r])
 
     # -- intake and preallocation --------------------------------------------------------------

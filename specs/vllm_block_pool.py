@@ -28,6 +28,7 @@ from ownership import (
     action,
     array,
     fix,
+    has,
     ints,
     invariant,
     page,
@@ -104,7 +105,7 @@ class VLLMBlockPool(Spec):
             s.free_queue[i] = select(after_touch, i + need, n)
         # _maybe_evict_cached_block for each popped block
         for b in range(n):
-            popped = (new_pages & (1 << b)) != 0
+            popped = has(new_pages, b)
             was_cached = popped & (s.block_hash[b] != 0)
             s.evicted = s.evicted | was_cached
             if self.evict_drops_hash:
@@ -140,7 +141,7 @@ class VLLMBlockPool(Spec):
         for part in (s.own_part[r], s.cached_part[r]):        # reverse order
             queue = list(s.free_queue)
             for b in range(n):
-                mine = (part & (1 << b)) != 0
+                mine = has(part, b)
                 last = mine & (s.ref[b] == 1)
                 s.ref[b] = If(mine, s.ref[b] - 1, s.ref[b])
                 length = 0

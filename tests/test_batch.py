@@ -122,9 +122,10 @@ def test_every_successor_of_every_reachable_state_matches_the_concrete_interpret
             if out is not None:
                 want.add((i, k, out.state, bool(out.flags)))
     assert got == want
-    assert not exp.bad.any()
-    bad, _ = bm.state_properties(bm.layout.unpack(P))
-    assert [bool(x) for x in bad] == [bool(interp.state_flags(s)) for s in states]
+    assert exp.error_rows.size == 0
+    checks = bm.state_properties(bm.layout.unpack(P))
+    assert checks.error is None
+    assert [bool(x) for x in checks.bad] == [bool(interp.state_flags(s)) for s in states]
 
 
 def test_packing_round_trips_every_reachable_state():

@@ -89,12 +89,16 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize("args", BAD_INPUT, ids=[" ".join(a) for a in BAD_INPUT])
 def test_bad_input_exits_2_with_one_clear_message_and_no_traceback(args):
-    """Every kind of bad input: exit 2, one `error:` line on stderr, no traceback."""
+    """Every kind of bad input: exit 2, one `error:` line on stderr (for a spec error raised
+    in a state, then the steps that reach it), no traceback."""
     run = run_cli(*args)
     assert run.code == 2
     assert "Traceback" not in run.out + run.err
     assert run.err.startswith("error: ") or "Error:" in run.err
-    assert run.err.strip().count("\n") == 0 or "Usage:" in run.err
+    lines = run.err.strip().split("\n")
+    if "Usage:" not in run.err and len(lines) > 1:
+        assert lines[1].startswith("reached from the initial state in ")
+        assert all(line.startswith("  ") for line in lines[2:]) and len(lines) - 2 == int(lines[1].split()[6])
 
 
 def test_spec_errors_name_the_file_and_line():

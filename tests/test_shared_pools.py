@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 from conftest import spec_path
 
-from ownership import Request, Spec, SpecError, Verdict, action, check, model_for, per_request, pool
+from ownership import (
+    Request,
+    Spec,
+    SpecError,
+    Verdict,
+    action,
+    check,
+    model_for,
+    page,
+    per_request,
+    pool,
+)
 from ownership.interpret.concrete import Concrete
 from ownership.trace import build_trace
 
@@ -60,7 +71,7 @@ def test_a_request_that_never_held_a_shared_page_cannot_free_it():
     model = model_for(spec_path("prefix_cache.py"))
     view = Concrete(model).view
     view.reset(model.parse(trace.steps[-1].state))
-    view.free("kv", 2, 1)
+    view.free("kv", 2, page(0))
     assert [(f.prop, f.other) for f in view.flags] == [("double-free", 0b1)]
 
 

@@ -18,7 +18,7 @@ from ownership import (
     page,
     without,
 )
-from ownership.interpret.concrete import FALSE, TRUE, CInt
+from ownership.interpret.concrete import FALSE, TRUE, CInt, CPages
 from ownership.interpret.symbolic import Term
 from ownership.lang.loader import load_spec
 
@@ -39,14 +39,16 @@ def test_if_min_max_choose_concretely():
 
 def test_page_set_helpers_on_bitmasks():
     """first, nth, count, page, without on page sets as bitmasks."""
-    m = CInt(0b10110)
+    m = CPages(0b10110)
     assert first(m, 2).v == 0b00110
     assert first(m, 9).v == 0b10110
     assert nth(m, 2).v == 4
     assert nth(m, 3, default=-1).v == -1
     assert count(m).v == 3
     assert page(CInt(5)).v == 32
-    assert without(m, CInt(0b00100)).v == 0b10010
+    assert page(CInt(-1)).v == 0
+    assert page(CInt(70)).v == 1 << 70
+    assert without(m, CPages(0b00100)).v == 0b10010
 
 
 def test_state_values_refuse_python_truthiness():

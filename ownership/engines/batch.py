@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InternalError, UsageError
+from ..errors import InternalError, SpecError, UsageError
 from ..interpret.batch import MAX_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
@@ -356,13 +356,14 @@ class Block:
     start: int                 # first row of the block in its level
     stop: int
     bad_state: np.ndarray      # bool per row: an invariant or the leak property fails
+    state_error: np.ndarray | None  # bool per row: a property raises a spec error (None: none can)
     sometimes: list[np.ndarray]
     pos: np.ndarray            # int64 per successor
     words: np.ndarray          # uint64 (words x successors)
     h: np.ndarray
     stab: np.ndarray | None    # stabiliser sizes under symmetry
     first_flag: int            # position of the first transition flagged by the kernel, or -1
-    first_bad: int             # position of the first write outside its domain, or -1
+    first_error: int           # position of the first step that raises a spec error, or -1
 
 
 class Expander:
@@ -380,7 +381,7 @@ class Expander:
 
     def block(self, start: int, P: np.ndarray, sometimes: bool = True) -> Block:
         X = self.bm.layout.unpack(P)
-        bad_state, some = self.bm.state_properties(X, sometimes=sometimes)
+        checks = self.bm.state_properties(X, sometimes=sometimes)
         e = self.bm.expand(P, X)
         del X
         # successors come grouped by binding, rows ascending: a stable sort by row puts them
@@ -389,13 +390,13 @@ class Expander:
         pos = (e.rows.take(order) + start) * self.B + e.binding.take(order)
         # (events are rare: reorder their flags only when there is one)
         first_flag = int(pos[np.argmax(e.flagged.take(order))]) if e.flagged.any() else -1
-        first_bad = int(pos[np.argmax(e.bad.take(order))]) if e.bad.any() else -1
+        first_error = int(((e.error_rows + start) * self.B + e.error_binding).min()) if e.error_rows.size else -1
         words = e.words.take(order, axis=1)
         stab = None
         if self.canon is not None:
             words, stab = self.canon.canonicalise(words)
-        return Block(start, start + P.shape[1], np.asarray(bad_state), some, pos, words,
-                     row_hash(words), stab, first_flag, first_bad)
+        return Block(start, start + P.shape[1], np.asarray(checks.bad), checks.error, checks.sometimes, pos, words,
+                     row_hash(words), stab, first_flag, first_error)
 
     def count_upto(self, start: int, P: np.ndarray, limit: int) -> int:
         """Enabled transitions of a block at positions <= limit."""
@@ -454,6 +455,15 @@ def check(
         raise UsageError(f"block {block}: must be 1..65536 rows")
     start_time = time.monotonic()
     exp = Expander(model, symmetry)
+    if exp.bm.unsupported is not None:
+        # the per-state engine computes with Python's integers: the same search, exactly
+        if symmetry or workers > 1 or max_memory is not None:
+            raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
+                             f" {exp.bm.unsupported} 64 bits; check it without them")
+        from . import explicit
+
+        return explicit.check(model, max_states=max_states, max_depth=max_depth,
+                              max_seconds=max_seconds, reporter=reporter, report_every=report_every)
     if symmetry and model.requests > 1:
         from .symmetry import equivariance_problem
 
@@ -505,6 +515,9 @@ class _Search:
         self.peak = _rss()
         self.pool: Any = None
         self.checked = 0        # states of the current level whose properties were checked
+        #: the discovery position of the first step of the current level that raises a spec
+        #: error, while the rest of the level is searched for a violation (NOTE(first-event))
+        self.pending: int | None = None
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -608,21 +621,25 @@ class _Search:
             if not self.reached[name] and hit[:upto].any():
                 self.reached[name] = True
 
-    def _check_states(self, d: int, lo: int, hi: int) -> int | None:
-        """Check the properties of states lo..hi-1 of level d; the first that fails (its row),
-        or None. Sometimes properties reached before it are noted."""
+    def _check_states(self, d: int, lo: int, hi: int) -> tuple[int | None, int | None]:
+        """Check the properties of states lo..hi-1 of level d: the first that violates one (its
+        row) and the first where one raises a spec error, each or None. It stops at the first
+        violation; sometimes properties reached before it are noted."""
         base = self.level_start[d]
+        error: int | None = None
         for s in range(lo, hi, self.block):
             e = min(s + self.block, hi)
             X = self.bm.layout.unpack(self.store.rows(base + s, base + e))
-            bad, some = self.bm.state_properties(X)
-            bad = np.asarray(bad)
+            checks = self.bm.state_properties(X)
+            bad = np.asarray(checks.bad)
+            if error is None and checks.error is not None:
+                error = s + int(np.argmax(checks.error))
             if bad.any():
                 j = int(np.argmax(bad))
-                self._note_sometimes(some, j)
-                return s + j
-            self._note_sometimes(some, e - s)
-        return None
+                self._note_sometimes(checks.sometimes, j)
+                return s + j, error
+            self._note_sometimes(checks.sometimes, e - s)
+        return None, error
 
     def _transitions_upto(self, d: int, pos: int) -> int:
         """Transitions of levels before d, plus those of level d at positions <= pos."""
@@ -734,10 +751,12 @@ class _Search:
 
     def _finish_level_checks(self, d: int) -> None:
         """Check the properties of the rest of level d (a stop at level d claims them)."""
-        got = self._check_states(d, self.checked, self.level_size(d))
+        viol, error = self._check_states(d, self.checked, self.level_size(d))
         self.checked = self.level_size(d)
-        if got is not None:
-            raise _Found(self._state_violation(d, got))
+        if viol is not None:
+            raise _Found(self._state_violation(d, viol))
+        if error is not None:
+            self._state_error(d, error)
 
     def _blocks_of(self, d: int) -> list[tuple[int, int]]:
         n = self.level_size(d)
@@ -777,18 +796,33 @@ class _Search:
         return total
 
     def _level(self, d: int, limit: int | None) -> str | None:
-        """Expand level d block by block; returns the limit that stopped it, or None."""
+        """Expand level d block by block; returns the limit that stopped it, or None.
+
+        NOTE(first-event): the search ends at the shallowest depth where a violation or a spec
+        error happens, and at one depth a violation wins over a spec error (the per-state
+        engine's rule: ownership.engines.explicit). A step of level d that raises a spec error
+        (depth d + 1) is therefore kept pending while the rest of the level is expanded; a
+        violation of depth d + 1 found meanwhile wins, else the first error in discovery order
+        is raised at the end of the level."""
+        self.pending = None
         for blk in self._expanded(d, self._blocks_of(d)):
             # 1. the block's own states (level d): checked before any of their transitions
             if blk.bad_state.any():
                 j = int(np.argmax(blk.bad_state))
                 self._note_sometimes(blk.sometimes, j)
                 raise _Found(self._state_violation(d, blk.start + j))
+            if blk.state_error is not None and blk.state_error.any():
+                j = int(np.argmax(blk.state_error))
+                viol, _ = self._check_states(d, blk.stop, self.level_size(d))
+                if viol is not None:
+                    raise _Found(self._state_violation(d, viol))
+                self._state_error(d, blk.start + j)
             self._note_sometimes(blk.sometimes, blk.stop - blk.start)
             self.checked = blk.stop
-            # 2. its transitions, up to the first bad write or flagged transition
-            events = [p for p in (blk.first_bad, blk.first_flag) if p >= 0]
-            cut = min(events) if events else None
+            # 2. its transitions, up to the first flagged one
+            cut = blk.first_flag if blk.first_flag >= 0 else None
+            if blk.first_error >= 0 and self.pending is None:
+                self.pending = blk.first_error
             keep = blk.pos.size if cut is None else int(np.searchsorted(blk.pos, cut))
             before = self.store.n
             new = self.table.insert(blk.h[:keep], blk.words[:, :keep], before)
@@ -807,24 +841,46 @@ class _Search:
                 self.store.truncate(before + last + 1)
                 self._trim_level(d + 1)
                 self._before_event(d)
+                self._settle(d, int(blk.pos[new[last]]))
                 self.transitions = self._transitions_upto(d, int(blk.pos[new[last]]))
                 return "max-states"
             if cut is not None:
                 self._trim_level(d + 1)
                 self._before_event(d)
                 row, b = divmod(cut, self.B)
-                if cut == blk.first_bad:
-                    self._raise_domain_error(d, row, b)
                 raise _Found(self._transition_violation(d, row, b))
             if self.max_seconds is not None and self._elapsed() >= self.max_seconds:
+                self._before_event(d)
+                self._settle(d)
                 return "max-seconds"
             rss = _rss()
             self.peak = max(self.peak, rss)
             if limit is not None and rss > limit:
+                self._before_event(d)
+                self._settle(d)
                 return "max-memory"
             self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
             self._report(d)
+        if self.pending is not None:
+            self._settle(d)
         return None
+
+    def _settle(self, d: int, upto: int | None = None) -> None:
+        """Before level d's search ends (expanded, or stopped by a limit after discovery
+        position `upto`), with a spec error possibly found: a violation among the states of
+        level d + 1 discovered so far wins (NOTE(first-event)); else the first error in
+        discovery order, a step's (`pending`) or a new state's property's, is raised."""
+        if self.pending is None and not self.bm.state_can_fail:
+            return
+        self._trim_level(d + 1)
+        viol, error = self._check_states(d + 1, 0, self.level_size(d + 1))
+        if viol is not None:
+            raise _Found(self._state_violation(d + 1, viol))
+        step = self.pending if self.pending is not None and (upto is None or self.pending <= upto) else None
+        if error is not None and (step is None or self._pos_of(d + 1, error) < step):
+            self._state_error(d + 1, error)
+        if step is not None:
+            self._transition_error(d, *divmod(step, self.B))
 
     def _trim_level(self, d: int) -> None:
         """Cut level d's parent records to the states the store holds."""
@@ -835,14 +891,17 @@ class _Search:
     def _before_event(self, d: int) -> None:
         """Before an event while expanding level d: the per-state engine has checked every state
         of level d, and every state of level d+1 discovered so far (it checks a state when it
-        discovers it). A failure among them comes first."""
-        got = self._check_states(d, self.checked, self.level_size(d))
+        discovers it). A failure among them comes first: a violation of either, or a spec
+        error of level d (shallower than the event; NOTE(first-event))."""
+        viol, error = self._check_states(d, self.checked, self.level_size(d))
         self.checked = self.level_size(d)
-        if got is not None:
-            raise _Found(self._state_violation(d, got))
-        got = self._check_states(d + 1, 0, self.level_size(d + 1))
-        if got is not None:
-            raise _Found(self._state_violation(d + 1, got))
+        if viol is not None:
+            raise _Found(self._state_violation(d, viol))
+        if error is not None:
+            self._state_error(d, error)
+        viol, _ = self._check_states(d + 1, 0, self.level_size(d + 1))
+        if viol is not None:
+            raise _Found(self._state_violation(d + 1, viol))
 
     # -- results ------------------------------------------------------------------------------------
 
@@ -866,30 +925,61 @@ class _Search:
     def _actual(self, stored: list[tuple[int, ...]], steps: list[int]) -> tuple[list[tuple[int, ...]], list[int]]:
         """The real run behind a path of stored states and bindings (steps may be one longer
         than the path: its last step leaves the stored states). Under symmetry each binding is
-        renamed so that it applies to the real predecessor."""
+        renamed so that it applies to the real predecessor. A step that raises a SpecError
+        raises it with the steps before it (only the last step of a path may)."""
         model = self.model
         interp = Concrete(model)
-        if self.exp.canon is None:
-            states = list(stored[:len(steps) + 1])
-            if len(states) == len(steps):
-                out = interp.step(states[-1], model.bindings[steps[-1]])
-                assert out is not None, "the batch and concrete interpreters disagree on a guard"
-                states.append(out.state)
-            return states, list(steps)
-        from .symmetry import apply_concrete, binding_map
-
         perms = list(itertools.permutations(range(1, model.requests + 1)))
-        maps = {p: binding_map(model, p) for p in perms}
+        maps = {}
+        if self.exp.canon is not None:
+            from .symmetry import apply_concrete, binding_map
+
+            maps = {p: binding_map(model, p) for p in perms}
         actual = [model.initial]
         bindings: list[int] = []
         for i, b in enumerate(steps):
-            perm = next(p for p in perms if apply_concrete(model, p, stored[i]) == actual[-1])
-            real = maps[perm][b]  # type: ignore[index]
-            out = interp.step(actual[-1], model.bindings[real])
-            assert out is not None, "a renamed binding is not enabled: the symmetry check is wrong"
+            real = b
+            if self.exp.canon is not None:
+                perm = next(p for p in perms if apply_concrete(model, p, stored[i]) == actual[-1])
+                real = maps[perm][b]  # type: ignore[index]
+            elif i + 1 < len(stored):
+                actual.append(stored[i + 1])
+                bindings.append(real)
+                continue
+            try:
+                out = interp.step(actual[-1], model.bindings[real])
+            except SpecError as e:
+                if i + 1 != len(steps):
+                    raise InternalError(f"step {i + 1} of a stored path raises a spec error: {e}") from None
+                e.steps = [model.bindings[x].label() for x in bindings]
+                raise
+            if out is None:
+                raise InternalError("a step of the batch engine's path is disabled concretely"
+                                    " (the batch and concrete interpreters, or the symmetry check, disagree)")
             actual.append(out.state)
             bindings.append(real)
         return actual, bindings
+
+    def _state_error(self, d: int, j: int) -> None:
+        """State j of level d makes a property raise a spec error: raise it concretely, with the
+        steps that reach the state."""
+        stored, via = self._path(d, j)
+        states, bindings = self._actual(stored, via)
+        try:
+            Concrete(self.model).state_flags(states[-1])
+        except SpecError as e:
+            e.steps = [self.model.bindings[b].label() for b in bindings]
+            raise
+        raise InternalError("the batch interpreter found a spec error in a state property that the concrete"
+                            " interpreter does not raise")
+
+    def _transition_error(self, d: int, row: int, b: int) -> None:
+        """The step from state `row` of level d by binding b raises a spec error: raise it
+        concretely, with the steps that reach its state."""
+        stored, via = self._path(d, row)
+        self._actual(stored, via + [b])
+        raise InternalError("the batch interpreter found a spec error in a step that the concrete"
+                            " interpreter does not raise")
 
     def _result(self, states: list[tuple[int, ...]], bindings: list[int], flags: Any, depth: int) -> CheckResult:
         model = self.model
@@ -907,7 +997,8 @@ class _Search:
         stored, via = self._path(d, j)
         states, bindings = self._actual(stored, via)
         flags = Concrete(self.model).state_flags(states[-1])
-        assert flags, "the batch and concrete interpreters disagree on a state property"
+        if not flags:
+            raise InternalError("the batch and concrete interpreters disagree on a state property")
         return self._result(states, bindings, flags, d)
 
     def _transition_violation(self, d: int, row: int, b: int) -> CheckResult:
@@ -916,16 +1007,9 @@ class _Search:
         stored, via = self._path(d, row)
         states, bindings = self._actual(stored, via + [b])
         out = Concrete(self.model).step(states[-2], self.model.bindings[bindings[-1]])
-        assert out is not None and out.flags, "the batch and concrete interpreters disagree on a flag"
+        if out is None or not out.flags:
+            raise InternalError("the batch and concrete interpreters disagree on a kernel flag")
         return self._result(states, bindings, out.flags, d + 1)
-
-    def _raise_domain_error(self, d: int, row: int, b: int) -> None:
-        """Re-run concretely a transition whose write leaves its slot's domain: the concrete
-        interpreter raises its SpecError, with the spec's file and line."""
-        stored, via = self._path(d, row)
-        self._actual(stored, via + [b])
-        raise InternalError("the batch interpreter found a write outside its slot's"
-                            " domain that the concrete interpreter does not")
 
     def _coverage(self, complete: bool, stopped_by: str | None, depth: int, bound: int | None) -> Coverage:
         self.peak = max(self.peak, _rss())

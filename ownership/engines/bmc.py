@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SpecError
-from ..interpret.concrete import Concrete, ConcreteState, Flag, _v
+from ..errors import InternalError, SpecError
+from ..interpret.concrete import Concrete, Flag
 from ..kernel import PROPERTIES
 from ..lang.model import Binding, Model
 from ..result import CheckResult, Coverage, Verdict
@@ -282,10 +282,8 @@ class _Solver:
 
 def _priority(enc: Encoding, *, lemmas: bool) -> list[tuple[str, bool]]:
     """Properties in the order a report names them: (name, is a step property)."""
-    from ..interpret.smt import SPEC_ERROR
-
     step_props = set(enc.step_props())
-    out: list[tuple[str, bool]] = [(SPEC_ERROR, True)]
+    out: list[tuple[str, bool]] = []
     for p in PROPERTIES:
         if p in step_props:
             out.append((p, True))
@@ -302,7 +300,7 @@ class _Unrolling:
     """Executions from the initial state, settled one depth at a time (the BMC base case).
 
     After `next()` settles depth k, every execution of at most k steps is free of violations
-    and the solver holds s_0..s_k with the transitions between them."""
+    and of spec errors, and the solver holds s_0..s_k with the transitions between them."""
 
     def __init__(self, enc: Encoding, solver: _Solver, *, lemmas: bool) -> None:
         self.enc = enc
@@ -311,10 +309,7 @@ class _Unrolling:
         self.states: list[list[Any]] = [enc.fresh_state("0")]
         self.acts: list[Any] = []
         self.settled = -1           # every execution of at most this many steps is clean
-        self.stepped = 0            # the transition into this depth is asserted
         self.exhausted = False      # no execution of `settled + 1` steps exists
-        self.state_bad = enc.state_bad(lemmas=lemmas)
-        self.step_bad = enc.step_bad()
         solver.add(enc.equals(self.states[0], enc.model.initial), enc.param_ranges())
 
     def _vars(self, k: int) -> None:
@@ -338,12 +333,14 @@ class _Unrolling:
 
     def next(self) -> tuple[str, int, str | None]:
         """Check the next depth k: ("violation", k, property) with its model in `solver.model`,
-        ("clear", k, None), or ("exhausted", k, None) when no execution has k steps.
+        ("step-error", k, None) when a step into k raises a spec error, ("state-error", k, None)
+        when a property of s_k does, ("clear", k, None), or ("exhausted", k, None) when no
+        execution has k steps.
 
-        The step into k is checked first (the kernel's flags and spec errors of every binding
-        enabled in s_{k-1}), then the state s_k (invariants, leak, lemmas): two queries, which
-        z3 answers faster than their disjunction. A depth found violated stays unsettled, so a
-        caller may add constraints (block a parameter value) and ask again."""
+        NOTE(first-event) in ownership.engines.explicit: at one depth a violation wins over a
+        spec error. So the step into k is checked for the kernel's flags, then the state s_k
+        for its properties, and only then both for spec errors. A depth found violated stays
+        unsettled, so a caller may add constraints (block a parameter value) and ask again."""
         import z3
 
         enc = self.enc
@@ -352,20 +349,30 @@ class _Unrolling:
         order = _priority(enc, lemmas=self.lemmas)
         state_props = [p for p, is_step in order if not is_step]
         post = self.states[k]
-        if k >= 1 and self.stepped < k:
+        # nothing is asserted until depth k is clean: each query adds what it needs for itself
+        step: list[Any] = []      # the step into k: enabled and raising no spec error
+        pre_error: Any = None
+        if k >= 1:
             pre, act = self.states[k - 1], self.acts[k - 1]
-            step_bad = enc.at(self.step_bad, pre, act)
+            step_bad = enc.at(enc.step_violation(), pre, act)
             if self.solver.sat(step_bad):
                 step_props = [p for p, is_step in order if is_step]
-                prop = self._refine(step_props, lambda p: enc.at(enc.step_bad([p]), pre, act))
+                prop = self._refine(step_props, lambda p: enc.at(enc.step_violation([p]), pre, act))
                 return "violation", k, prop
-            self.solver.add(z3.Not(step_bad), enc.at(enc.trans, pre, act, post))
-            self.stepped = k
-        state_bad = enc.at(self.state_bad, post)
-        if self.solver.sat(state_bad):
-            prop = self._refine(state_props, lambda p: enc.at(enc.state_bad([p], lemmas=self.lemmas), post))
+            step = [z3.Not(step_bad), enc.at(enc.trans, pre, act, post)]
+            pre_error = enc.at(enc.any_step_error(), pre)
+        state_bad = enc.at(enc.state_violation(lemmas=self.lemmas), post)
+        if self.solver.sat(*step, state_bad):
+            prop = self._refine(state_props, lambda p: z3.And(*step, enc.at(enc.state_violation([p], lemmas=self.lemmas), post)))
             return "violation", k, prop
-        self.solver.add(z3.Not(state_bad))
+        if pre_error is not None and self.solver.sat(pre_error):
+            return "step-error", k, None
+        state_error = enc.at(enc.state_error(lemmas=self.lemmas), post)
+        if self.solver.sat(*step, state_error):
+            return "state-error", k, None
+        self.solver.add(*step, z3.Not(state_bad), z3.Not(state_error))
+        if pre_error is not None:
+            self.solver.add(z3.Not(pre_error))
         if k >= 1 and not self.solver.sat():
             self.settled = k - 1
             self.exhausted = True
@@ -398,19 +405,11 @@ def _model_at(model: Model, values: dict[str, int]) -> Model:
 
 
 def _lemma_flags(model: Model, state: tuple[int, ...]) -> list[Flag]:
-    lemmas = [p for p in model.spec_cls._properties.values() if p.kind == "lemma"]
-    if not lemmas:
-        return []
-    view = ConcreteState(model)
-    view.reset(state)
-    return [Flag(p.name) for p in lemmas if not _v(p.fn(model.spec, view))]
+    return Concrete(model).lemma_flags(state)
 
 
-def _disagree(what: str) -> AssertionError:
-    return AssertionError(
-        f"the symbolic and the concrete interpreter disagree: {what}. This is a bug in ownership,"
-        " not in the spec; please report it with the spec and the command."
-    )
+def _disagree(what: str) -> InternalError:
+    return InternalError(f"the symbolic and the concrete interpreter disagree: {what}")
 
 
 def _run(model: Model, states: list[tuple[int, ...]], bindings: list[Binding]) -> None:
@@ -465,18 +464,35 @@ def _counterexample(enc: Encoding, run: _Unrolling, k: int, *, lemmas: bool,
     _run(model, states, bindings)
     last = model.bindings[enc.decode_act(zmodel, run.acts[k - 1])]
     path = [*bindings, last]
-    try:
-        nxt, flags = _last_step(model, states, last, lemmas=lemmas)
-    except SpecError as e:  # the concrete interpreter's own error, with the path that reaches it
-        shown = ", ".join(b.label() for b in path)
-        text = str(e)
-        prefix = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
-        text = text[len(prefix):] if text.startswith(prefix) else text
-        raise SpecError(f"{text} (found by the symbolic engine after {k} steps: {shown})",
-                        file=e.file, line=e.line) from None
+    nxt, flags = _last_step(model, states, last, lemmas=lemmas)
     if not flags:
         raise _disagree(f"step {k}, {last.label()}, violates a property symbolically, not concretely")
     return build_trace(model, [*states, nxt], path, flags, engine=engine), model, values
+
+
+def _spec_error(enc: Encoding, run: _Unrolling, k: int, kind: str, *, lemmas: bool) -> SpecError:
+    """The spec error found at depth k (a step into it, or a property of its state), raised by
+    the concrete interpreter on the path z3 found, with the steps that lead to it."""
+    zmodel = run.solver.model
+    depth = k - 1 if kind == "step-error" else k
+    model, _, states, bindings = _extract(enc, zmodel, run.states, run.acts, depth)
+    if states[0] != model.initial:
+        raise _disagree("the first state is not the initial state")
+    _run(model, states, bindings)
+    interp = Concrete(model)
+    steps = [b.label() for b in bindings]
+    try:
+        if kind == "step-error":
+            for b in model.bindings:
+                interp.step(states[-1], b)
+        else:
+            interp.state_flags(states[-1])
+            if lemmas:
+                interp.lemma_flags(states[-1])
+    except SpecError as e:
+        e.steps = steps
+        return e
+    raise _disagree(f"a spec error at depth {k} symbolically, not concretely")
 
 
 # --------------------------------------------------------------------------- check
@@ -514,6 +530,8 @@ def check(
     try:
         while True:
             kind, k, prop = run.next()
+            if kind in ("step-error", "state-error"):
+                raise _spec_error(enc, run, k, kind, lemmas=False)
             if kind == "violation":
                 trace, wmodel, values = _counterexample(enc, run, k, lemmas=False, engine="bmc")
                 if first is None:
@@ -625,10 +643,13 @@ class _Induction:
         _run(model, states, bindings)
         last = states[-1]
         interp = Concrete(model)
-        flags = interp.state_flags(last) + _lemma_flags(model, last)
         prop = message = ""
         run_states, run_bindings = list(states), list(bindings)
-        if not flags:
+        try:
+            flags = interp.state_flags(last) + _lemma_flags(model, last)
+        except SpecError as e:  # a property raises a spec error in the last state
+            flags, prop, message = [], SPEC_ERROR, str(e)
+        if not flags and not prop:
             for b in model.bindings:  # the first binding that breaks a property from the last state
                 try:
                     out = interp.step(last, b)
@@ -688,6 +709,8 @@ def prove(
     try:
         for i in range(k + 1):
             kind, depth, _ = base.next()
+            if kind in ("step-error", "state-error"):
+                raise _spec_error(enc, base, depth, kind, lemmas=True)
             if kind == "violation":
                 trace, wmodel, values = _counterexample(enc, base, depth, lemmas=True, engine="k-induction")
                 cov = SymbolicCoverage(0, 0, depth, complete=False, stopped_by="violation",

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import SpecError
 from ..interpret.concrete import Concrete, Flag
 from ..lang.model import Model
 from ..result import CheckResult, Coverage, Verdict
@@ -65,7 +66,22 @@ def check(
                 reached[name] = True
             pending = [n for n in pending if n not in got]
 
-    flags0 = interp.state_flags(model.initial)
+    # NOTE(first-event): the search ends at the shallowest depth where a violation or a spec
+    # error happens; at one depth a violation wins. A spec error of depth d + 1 (raised by a
+    # step from a state of depth d, or by the properties of a new state) is kept pending while
+    # the rest of depth d is expanded; a violation found meanwhile wins, else it is raised.
+    failed: tuple[int, SpecError, int] | None = None   # (depth, error, state it was raised from)
+
+    def note(e: SpecError, d: int, at: int) -> None:
+        nonlocal failed
+        if failed is None:
+            failed = (d, e, at)
+
+    try:
+        flags0 = interp.state_flags(model.initial)
+    except SpecError as e:
+        e.steps = []
+        raise
     if flags0:
         violation = (0, flags0)
     else:
@@ -75,8 +91,10 @@ def check(
     try:
         while violation is None and head < len(states):
             idx = head
-            head += 1
             d = depth_of[idx]
+            if failed is not None and d >= failed[0]:
+                break
+            head += 1
             if d - 1 > deepest_done:
                 deepest_done = d - 1
             if max_depth is not None and d >= max_depth:
@@ -84,7 +102,11 @@ def check(
                 break
             state = states[idx]
             for b, binding in enumerate(bindings):
-                out = interp.step(state, binding)
+                try:
+                    out = interp.step(state, binding)
+                except SpecError as e:
+                    note(e, d + 1, idx)
+                    continue
                 if out is None:
                     continue
                 transitions += 1
@@ -96,7 +118,11 @@ def check(
                     continue
                 new = _append(states, parent, via, depth_of, nxt, idx, b, d + 1)
                 seen[nxt] = new
-                flags = interp.state_flags(nxt)
+                try:
+                    flags = interp.state_flags(nxt)
+                except SpecError as e:
+                    note(e, d + 1, new)
+                    continue
                 if flags:
                     violation = (new, flags)
                     break
@@ -115,6 +141,11 @@ def check(
                 reporter(Progress(len(seen), transitions, d, now - start))
     except KeyboardInterrupt:
         stopped_by = "interrupt"
+
+    if violation is None and failed is not None:
+        _, error, at = failed
+        error.steps = [bindings[via[i]].label() for i in _path(at, parent)[1:]]
+        raise error
 
     elapsed = time.monotonic() - start
     max_d = max(depth_of[: len(seen)] or [0]) if violation is None else depth_of[violation[0]]

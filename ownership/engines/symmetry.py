@@ -226,7 +226,11 @@ def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
                 continue
             writes[c.pos[i]] = c.of(n, req[i])
         flags = tuple(sorted((p, c.of(g.term(x))) for p, x, _ in tr.flags))
-        return guard, tuple(sorted(writes.items())), flags
+        # the spec errors it can raise, each under the guards before it (issue 11: a spec where
+        # only r1 can raise one is not symmetric)
+        errors = tuple(sorted((tuple(sorted({c.of(g.term(x)) for x in before})), c.of(g.term(cond)), f.kind)
+                              for before, cond, f in tr.errors()))
+        return guard, tuple(sorted(writes.items())), flags, errors
 
     for perm in generators(model.requests):
         if apply_concrete(model, perm, model.initial) != model.initial:
@@ -244,6 +248,9 @@ def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
             for name, cond in props.invariants + props.sometimes:
                 if c.of(g.term(cond)) != base.of(g.term(cond)):
                     return f"property {name} is not the same for every request"
+            state_errors = sorted(c.of(g.term(e.cond)) for e in props.errors)
+            if state_errors != sorted(base.of(g.term(e.cond)) for e in props.errors):
+                return "the spec errors that the properties can raise are not the same for every request"
             leaks = sorted(c.of(g.term(cond)) for cond, _ in props.leak)
             if leaks != sorted(base.of(g.term(cond)) for cond, _ in props.leak):
                 return "the leak property is not the same for every request"

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from ..lang.model import Model
-from ..lang.values import PYTHON
-from .symbolic import BOOL, INT, Term, trace_model
+from ..lang.values import PYTHON, bit_of
+from .symbolic import BOOL, INT, PAGES, Term, trace_model
 
 #: Largest pool (in pages) whose page sets fit one int64 column (DESIGN.md section 3).
 MAX_POOL_PAGES = 64
@@ -376,6 +376,8 @@ def _fold(op: str, vals: list[Any], extra: tuple[Any, ...]) -> Any:
         return PYTHON.first(iv[0], iv[1])
     if op == "nth":
         return PYTHON.nth(iv[0], iv[1], extra[0])
+    if op == "bit":
+        return bit_of(iv[0])
     raise ValueError(op)
 
 
@@ -388,6 +390,8 @@ class Graph:
         self._index: dict[tuple[Any, ...], int] = {}
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []  # the terms memoised by id(), kept alive
+        #: a term whose integer values may not fit int64 (None: every value fits)
+        self.too_wide: Term | None = None
         self.var_sort: list[str] = [INT] * model.width
         self.var_bounds: list[tuple[int, int]] = [(0, 0)] * model.width
         for s in model.slots:
@@ -431,6 +435,8 @@ class Graph:
             return got
         if t.op == "var":
             n = self.var(t.args[0])
+        elif t.op == "const":
+            n = self.const(t.args[0])
         elif t.op == "select":
             values, idx, default = t.args
             n = self.select([self.term(v) for v in values], self.term(idx), _py(default))
@@ -438,10 +444,38 @@ class Graph:
             m, j, default = t.args
             n = self.mk("nth", (self.term(m), self.term(j)), INT, (_py(default),))
         else:
-            n = self.mk(t.op, tuple(self.term(a) for a in t.args), t.sort)
+            n = self.mk(t.op, tuple(self.term(a) for a in t.args), BOOL if t.sort == BOOL else INT)
+            self._check_fits(n, t)
         self._memo[id(t)] = n
         self._keep.append(t)
         return n
+
+    def _check_fits(self, n: int, t: Term) -> None:
+        """Note an integer that may not fit int64 (interval analysis, before clamping): the
+        batch interpreter would compute it wrongly, so it refuses the model (`too_wide`)."""
+        node = self.nodes[n]
+        if self.too_wide is not None:
+            return
+        if node.op == "bit":  # a page set of 64-bit words: page numbers up to 63
+            if self.nodes[node.args[0]].hi >= 64:
+                self.too_wide = t
+            return
+        if t.sort == PAGES or node.op not in ("add", "sub", "mul", "neg", "shl"):
+            return
+        b = [(self.nodes[a].lo, self.nodes[a].hi) for a in node.args[:2]]
+        if node.op == "shl":
+            (alo, ahi), (slo, shi) = b
+            if shi >= 64 and (alo != 0 or ahi != 0):
+                self.too_wide = t
+                return
+            lo, hi = _corners(lambda x, y: x << max(y, 0), b[0], b[1])
+        elif node.op == "neg":
+            lo, hi = -b[0][1], -b[0][0]
+        else:
+            f = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}[node.op]
+            lo, hi = _corners(f, b[0], b[1])
+        if lo < _INT64_MIN or hi > _INT64_MAX:
+            self.too_wide = t
 
     def select(self, values: list[int], idx: int, default: int) -> int:
         if self.is_const(idx):
@@ -553,6 +587,11 @@ class Graph:
                 if cv is not None and not isinstance(cv, bool) and o.sort == INT and o.lo >= 0:
                     if cv == -1 or (cv >= 0 and (cv + 1) & cv == 0 and o.hi <= cv):
                         return args[other]
+                    low = (1 << o.hi.bit_length()) - 1   # every bit the other operand can have
+                    if cv & low == 0:                      # e.g. a page set & the bits outside its pool
+                        return self.const(0)
+                    if cv & low == low:
+                        return args[other]
             return None
         if op in ("add", "sub"):
             if const[1] == 0 and nodes[args[0]].sort == INT:
@@ -654,6 +693,11 @@ class Graph:
             if alo >= 0 and slo >= 0:
                 return 0, ahi
             return _UNKNOWN
+        if op == "bit":
+            lo, hi = b[0]
+            if hi < 0:
+                return 0, 0
+            return (0 if lo <= 0 else 1 << lo), 1 << min(hi, 63)
         if op == "popcount":
             lo, hi = b[0]
             return (0, hi.bit_length()) if lo >= 0 else (0, 64)
@@ -669,7 +713,12 @@ class Graph:
             (_, _), (dlo, dhi) = b
             if dlo > 0:
                 return 0, dhi - 1
-            return _UNKNOWN
+            big = max(abs(dlo), abs(dhi))
+            return (-(big - 1), big - 1) if big else (0, 0)
+        if op == "div":
+            (alo, ahi), _ = b
+            big = max(abs(alo), abs(ahi))
+            return _clamp(-big, big)
         return _UNKNOWN
 
     def bit_width(self, n: int) -> int:
@@ -678,6 +727,11 @@ class Graph:
         if node.lo < 0:
             return 64
         return max(1, min(64, node.hi.bit_length()))
+
+
+def _corners(f: Any, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    vals = [f(x, y) for x in a for y in b]
+    return min(vals), max(vals)
 
 
 def _clamp(lo: int, hi: int) -> tuple[int, int]:
@@ -798,6 +852,11 @@ class _Emitter:
             as_int = node.sort == INT
             branches = [self.ref(x, as_int=as_int, as_bool=not as_int) for x in a[1:]]
             return f"np.where({self.ref(a[0], as_bool=True)}, {branches[0]}, {branches[1]})"
+        if op == "bit":
+            p = self.ref(a[0], as_int=True)
+            if g.nodes[a[0]].lo >= 0:
+                return f"np.left_shift(1, {p})"
+            return f"np.where({p} >= 0, np.left_shift(1, np.maximum({p}, 0)), 0)"
         if op == "popcount":
             return f"_popcount({self.ref(a[0], as_int=True)})"
         if op == "first":
@@ -829,23 +888,38 @@ class _Emitter:
 
 @dataclass
 class Program:
-    """One action binding compiled: `rest` (guards not in the shared first stage) and `body`."""
+    """One action binding compiled: `rest` (guards not in the shared first stage), `body`, and
+    `errors` (where the binding raises a spec error; None when it never can)."""
 
     binding: int
     rest: Callable[..., Any] | None
-    body: Callable[..., Any]
+    body: Callable[..., Any] | None   # None: never enabled
+    errors: Callable[..., Any] | None = None
 
 
 @dataclass
 class Expansion:
-    """The successors of a block of states: one entry per enabled (state, binding) pair,
-    grouped by binding in model order, rows ascending within a binding."""
+    """The successors of a block of states: one entry per enabled (state, binding) pair that
+    raises no spec error, grouped by binding in model order, rows ascending within a binding;
+    and the (state, binding) pairs that raise a spec error (`error_rows`, `error_binding`)."""
 
     rows: np.ndarray       # int64: the row of the parent in the block
     binding: np.ndarray    # int64: index into model.bindings
     words: np.ndarray      # uint64 (words x m): the packed successor
     flagged: np.ndarray    # bool: a kernel property is violated by this transition
-    bad: np.ndarray        # bool: a write leaves its slot's domain (a spec error)
+    error_rows: np.ndarray     # int64: rows where a binding raises a spec error
+    error_binding: np.ndarray  # int64: which binding
+
+
+@dataclass
+class StateChecks:
+    """The state properties of a block's rows: `bad` (an invariant or the leak property fails,
+    in a row that raises no spec error), `sometimes` (per sometimes property, where it holds),
+    `error` (a property raises a spec error in the row; None when none can)."""
+
+    bad: np.ndarray
+    sometimes: list[np.ndarray]
+    error: np.ndarray | None
 
 
 class BatchModel:
@@ -858,16 +932,17 @@ class BatchModel:
         g = self.graph = Graph(model)
         self.n_bindings = len(model.bindings)
         cheap_roots: list[int | None] = []
-        plans: list[tuple[int, int | None, list[tuple[int, int]], int | None]] = []
+        before_error_roots: list[int | None] = []
+        plans: list[tuple[int, int | None, list[tuple[int, int]], int | None, int | None]] = []
         for b, tr in enumerate(traced.actions):
-            conj: list[int] = []
-            for cond in tr.guard:
-                c = g.term(cond)
-                node = g.nodes[c]
-                conj.extend(node.args if node.op == "and" else [c])
+            conj = self._conjuncts(tr.guard)
+            error_root, ahead = self._error_root(tr)
+            ahead_cheap = [c for c in self._conjuncts(ahead) if not g.is_const(c) and self._cheap(c)]
+            before_error_roots.append(None if error_root is None else
+                                      (g.mk("and", tuple(ahead_cheap), BOOL) if ahead_cheap else -1))
             if any(g.is_const(c) and not g.cval(c) for c in conj):
-                cheap_roots.append(None)
-                plans.append((b, None, [], None))
+                cheap_roots.append(None)   # never enabled (it may still raise a spec error)
+                plans.append((b, None, [], None, error_root))
                 continue
             conj = [c for c in conj if not g.is_const(c)]
             cheap = [c for c in conj if self._cheap(c)]
@@ -877,21 +952,65 @@ class BatchModel:
             writes = [(i, w) for i, w in writes if not (g.nodes[w].op == "var" and g.nodes[w].value == i)]
             checked = [c for prop, c, _ in tr.flags if prop not in self.model.skip]  # --skip
             flag = g.mk("or", tuple(g.term(c) for c in checked), BOOL) if checked else g.const(False)
-            plans.append((b, g.mk("and", tuple(rest), BOOL) if rest else None, writes, flag))
+            plans.append((b, g.mk("and", tuple(rest), BOOL) if rest else None, writes, flag, error_root))
         self.never = [r is None for r in cheap_roots]
-        self._stage1 = self._compile_stage1(cheap_roots)
+        self._stage1 = self._compile_stage1(cheap_roots + before_error_roots)
         self.programs: list[Program | None] = []
-        for b, rest_root, writes, flag_root in plans:
+        self.can_fail = False
+        for b, rest_root, writes, flag_root, error_root in plans:
+            errors_fn = self._compile_rest(b, error_root) if error_root is not None else None
+            self.can_fail |= errors_fn is not None
             if self.never[b] or flag_root is None:
-                self.programs.append(None)
+                self.programs.append(None if errors_fn is None else Program(b, None, None, errors_fn))
                 continue
             rest_fn = self._compile_rest(b, rest_root) if rest_root is not None else None
-            self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root)))
-        self._props = self._compile_props(traced.properties)
-        self._props_only = self._compile_props(traced.properties, sometimes=False)
-        self.sometimes_names = [name for name, _ in traced.properties.sometimes]
+            self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root), errors_fn))
+        props = traced.properties
+        self.state_can_fail = any(not (g.is_const(n) and not g.cval(n)) for n in
+                                  (g.term(e.cond) for e in props.errors))
+        self._props = self._compile_props(props)
+        self._props_only = self._compile_props(props, sometimes=False)
+        self.sometimes_names = [name for name, _ in props.sometimes]
+        #: why this model cannot run here (an integer that may not fit 64 bits), or None
+        self.unsupported: str | None = None
+        if g.too_wide is not None:
+            self.unsupported = ("a value of the spec may not fit a 64-bit integer (" + repr(g.too_wide)[:120]
+                                + "), which the batch engine computes in")
 
     # -- compilation ------------------------------------------------------------------------
+
+    def _conjuncts(self, conds: list[Any]) -> list[int]:
+        g = self.graph
+        conj: list[int] = []
+        for cond in conds:
+            c = g.term(cond)
+            node = g.nodes[c]
+            conj.extend(node.args if node.op == "and" else [c])
+        return conj
+
+    def _error_root(self, tr: Any) -> tuple[int | None, list[Any]]:
+        """Where the binding raises a spec error: some error whose guards before it hold and
+        whose own condition holds (None when no error can happen); and the guards before the
+        first possible error."""
+        g = self.graph
+        parts = []
+        ahead: list[Any] | None = None
+        for before, cond, _ in tr.errors():
+            c = g.term(cond)
+            if g.is_const(c) and not g.cval(c):
+                continue
+            guard = self._conjuncts(before)
+            if any(g.is_const(x) and not g.cval(x) for x in guard):
+                continue
+            if ahead is None:
+                ahead = before
+            parts.append(g.mk("and", tuple(guard) + (c,), BOOL))
+        if not parts:
+            return None, []
+        root = g.mk("or", tuple(parts), BOOL)
+        if g.is_const(root) and not g.cval(root):
+            return None, []
+        return root, ahead or []
 
     def _cheap(self, root: int) -> bool:
         """A guard conjunct made only of comparisons of slots with constants (a stage check)."""
@@ -930,41 +1049,32 @@ class BatchModel:
         return _compile(src, "rest", em.tables)
 
     def _compile_body(self, b: int, writes: list[tuple[int, int]], flag: int) -> Callable[..., Any]:
+        """The successor's packed words and the kernel's flag, for rows where the binding is
+        enabled. A value outside its slot's domain is a spec error found by the `errors`
+        program (ownership.lang.state checks every write), so here every value fits its field."""
         g, lay = self.graph, self.layout
         em = _Emitter(g, gathered=True)
-        bad_terms: list[str] = []
         per_word: dict[int, list[str]] = {}
         clear: dict[int, int] = {}
         setc: dict[int, int] = {}
-        slots = {s.offset + k: s for s in self.model.slots for k in range(s.length)}
         for i, w in writes:
             f = lay.fields[i]
-            slot = slots[i]
             node = g.nodes[w]
-            if f.bits == 0 and node.op == "const":
-                if int(node.value) != f.lo:
-                    bad_terms.append("np.ones(N, dtype=bool)")
+            if f.bits == 0:
                 continue
             clear[f.word] = clear.get(f.word, 0) | (((1 << f.bits) - 1) << f.shift)
             if node.op == "const":
                 v = int(node.value)
-                if not slot.lo <= v <= slot.hi:
-                    bad_terms.append("np.ones(N, dtype=bool)")
-                    continue
-                setc[f.word] = setc.get(f.word, 0) | ((v - f.lo) << f.shift)
+                setc[f.word] = setc.get(f.word, 0) | (((v - f.lo) & ((1 << f.bits) - 1)) << f.shift)
                 continue
             ref = em.ref(w, as_int=True) if node.sort == INT else em.ref(w)
-            if node.lo < slot.lo:
-                bad_terms.append(f"({em.ref(w, as_int=True)} < {slot.lo})")
-            if node.hi > slot.hi:
-                bad_terms.append(f"({em.ref(w, as_int=True)} > {slot.hi})")
             if node.sort == BOOL:
                 piece = f"{ref}.astype(np.uint64)"
             elif f.lo:
                 piece = f"({ref} - {f.lo}).view(np.uint64)"
             else:
                 piece = f"{ref}.view(np.uint64)"
-            if f.bits < 64 and (node.lo < slot.lo or node.hi > slot.hi):
+            if f.bits < 64:
                 piece = f"({piece} & {(1 << f.bits) - 1})"
             if f.shift:
                 piece = f"({piece} << {f.shift})"
@@ -984,9 +1094,8 @@ class BatchModel:
             outs.append(f"w{wd}")
         flag_out = "None" if flag_ref is None else (
             "np.ones(N, dtype=bool)" if flag_ref == "True" else f"np.broadcast_to({flag_ref}, (N,))")
-        bad_out = "None" if not bad_terms else "(" + " | ".join(bad_terms) + ")"
         src = ("def body(X, P, idx):\n    N = idx.shape[0]\n" + "\n".join(lines)
-               + f"\n    return ({', '.join(outs)},), {flag_out}, {bad_out}\n")
+               + f"\n    return ({', '.join(outs)},), {flag_out}\n")
         return _compile(src, "body", em.tables)
 
     def _compile_props(self, props: Any, *, sometimes: bool = True) -> Callable[[np.ndarray], Any]:
@@ -1002,10 +1111,14 @@ class BatchModel:
         for cond, _ in ([] if "leak" in skip else props.leak):
             bad.append(g.term(cond))
         root = g.mk("or", tuple(bad), BOOL) if bad else g.const(False)
+        errors = [g.term(e.cond) for e in props.errors]
+        error_root = g.mk("or", tuple(errors), BOOL) if errors else g.const(False)
         bad_ref = em.ref(root, as_bool=True)
+        error_ref = "None" if g.is_const(error_root) and not g.cval(error_root) else \
+            f"np.broadcast_to({em.ref(error_root, as_bool=True)}, (N,))"
         some = [em.ref(g.term(cond), as_bool=True) for _, cond in props.sometimes] if sometimes else []
         src = ("def props(X):\n    N = X.shape[1]\n" + "\n".join(em.lines)
-               + f"\n    return np.broadcast_to({bad_ref}, (N,)), [np.broadcast_to(s, (N,)) for s in ({''.join(s + ', ' for s in some)})]\n")
+               + f"\n    return np.broadcast_to({bad_ref}, (N,)), [np.broadcast_to(s, (N,)) for s in ({''.join(s + ', ' for s in some)})], {error_ref}\n")
         return _compile(src, "props", em.tables)
 
     # -- running ----------------------------------------------------------------------------
@@ -1015,12 +1128,28 @@ class BatchModel:
         if X is None:
             X = self.layout.unpack(P)
         n = P.shape[1]
+        B = self.n_bindings
         with np.errstate(all="ignore"):
             masks = self._stage1(X)
-            rows, binds, words, flags, bads = [], [], [], [], []
+            rows, binds, words, flags = [], [], [], []
+            error_rows, error_binds = [], []
             all_rows: np.ndarray | None = None
             for b, prog in enumerate(self.programs):
                 if prog is None:
+                    continue
+                failing: np.ndarray | None = None
+                if prog.errors is not None:
+                    m = masks[B + b]
+                    if all_rows is None:
+                        all_rows = np.arange(n, dtype=np.int64)
+                    cand = all_rows if m is None else np.flatnonzero(m)
+                    if cand.size:
+                        hit = np.broadcast_to(prog.errors(X, cand), cand.shape)
+                        if hit.any():
+                            failing = cand[hit]
+                            error_rows.append(failing)
+                            error_binds.append(np.full(failing.size, b, dtype=np.int64))
+                if prog.body is None:
                     continue
                 m = masks[b]
                 if m is None:
@@ -1032,24 +1161,35 @@ class BatchModel:
                 if prog.rest is not None and idx.size:
                     keep = prog.rest(X, idx)
                     idx = idx[np.broadcast_to(keep, idx.shape)]
+                if failing is not None and idx.size:  # a step that raises a spec error has no successor
+                    fails = np.zeros(n, dtype=bool)
+                    fails[failing] = True
+                    idx = idx[~fails.take(idx)]
                 if idx.size == 0:
                     continue
-                w, flag, bad = prog.body(X, P, idx)
+                w, flag = prog.body(X, P, idx)
                 rows.append(idx)
                 binds.append(b)
                 words.append(w)
                 flags.append(np.zeros(idx.size, dtype=bool) if flag is None else flag)
-                bads.append(np.zeros(idx.size, dtype=bool) if bad is None else np.broadcast_to(bad, idx.shape))
         k = self.layout.words
+        e = np.zeros(0, dtype=np.int64)
+        er = np.concatenate(error_rows) if error_rows else e
+        eb = np.concatenate(error_binds) if error_binds else e.copy()
         if not rows:
-            e = np.zeros(0, dtype=np.int64)
-            return Expansion(e, e.copy(), np.zeros((k, 0), dtype=np.uint64), np.zeros(0, bool), np.zeros(0, bool))
+            return Expansion(e, e.copy(), np.zeros((k, 0), dtype=np.uint64), np.zeros(0, bool), er, eb)
         sizes = [r.size for r in rows]
         return Expansion(np.concatenate(rows), np.repeat(np.array(binds, dtype=np.int64), sizes),
-                         _words(words, k), np.concatenate(flags), np.concatenate(bads))
+                         _words(words, k), np.concatenate(flags), er, eb)
 
-    def state_properties(self, X: np.ndarray, *, sometimes: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Per row: does an invariant or the leak property fail; and each sometimes property
-        (an empty list with sometimes=False, once a search has reached them all)."""
+    def state_properties(self, X: np.ndarray, *, sometimes: bool = True) -> StateChecks:
+        """Per row: does an invariant or the leak property fail (where no property raises a
+        spec error); each sometimes property (an empty list with sometimes=False, once a search
+        has reached them all); and where a property raises a spec error."""
         with np.errstate(all="ignore"):
-            return (self._props if sometimes else self._props_only)(X)
+            bad, some, error = (self._props if sometimes else self._props_only)(X)
+        if error is not None:
+            bad = bad & ~error
+            if not error.any():
+                error = None
+        return StateChecks(bad, some, error)

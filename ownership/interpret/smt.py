@@ -14,12 +14,13 @@ Encoding (docs/engines.md, "the symbolic encoding"):
   for floor division), so bit-vector arithmetic equals Python's unbounded integers and
   nothing wraps silently. Conditions and boolean slots are z3 Bools.
 - Page sets are bitmasks, as in the concrete interpreter; `first`, `nth` and `popcount`
-  unroll over the bits the mask can have. Floor division and modulo follow Python.
+  unroll over the bits the mask can have; page(p) is {p} for p >= 0 and empty for p < 0.
+  Floor division and modulo follow Python.
 - What the concrete interpreter refuses at run time (an assignment leaving its slot's
-  domain, division by zero, a negative shift count) becomes the *error condition* of a
-  binding, so an engine reports it where the concrete interpreter would raise a SpecError.
-  An assignment is checked under the guards that precede it (`Traced.assigned`), as the
-  concrete interpreter checks it when it happens, before any later `require`.
+  domain, division by zero, a negative shift count, a page outside its pool: the tracer's
+  error events, ownership.lang.faults) becomes the *error condition* of a binding: each error
+  under the guards before it, as the concrete interpreter raises it before any later
+  `require`. A step that raises one has no successor; engines report it as a spec error.
 
 One Encoding holds templates over a generic pre-state `x`, a selector `act` (which binding
 fires) and a post-state `y`; engines instantiate them for step k by substitution (`at`).
@@ -44,7 +45,7 @@ import z3
 from ..errors import SpecError, UsageError
 from ..lang.model import Model, SlotInfo
 from ..lang.spec import Spec, did_you_mean
-from .symbolic import INT, SymbolicState, Term, Traced, TracedModel, trace_model
+from .symbolic import BOOL, INT, Term, TracedModel, state_property_graphs, trace_model
 
 #: The pseudo-property of a step that the concrete interpreter would refuse with a SpecError
 #: (a value outside its slot's domain, division by zero, a negative shift count).
@@ -89,23 +90,30 @@ def _postorder(roots: Iterable[Any]) -> list[Term]:
 
 Interval = tuple[int, int]
 
-#: page(p) is the empty set outside 0..PAGE_LIMIT-1 (ownership.lang.values.PythonOps.bit).
-PAGE_LIMIT = 64
-
-
 def _page_count(term: Term) -> Any | None:
-    """The page number of a `page(p)` term, or None for any other term.
-
-    NOTE(page-as-shift): the tracer writes page(p) as shl(1, p) (SymbolicOps.bit), so a shift
-    of the literal 1 by a state value is read with page()'s semantics: the empty set when p is
-    outside 0..63. The concrete interpreter computes `1 << x` written in a spec as a plain
-    shift; the two differ only for x < 0 (a ValueError there) or x >= 64. A dedicated "bit"
-    op is read the same way, for when the tracer gets one."""
+    """The page number of a `page(p)` term (op "bit"), or None for any other term. page(p) is
+    {p} for p >= 0 and the empty set for p < 0, as in the concrete interpreter."""
     if term.op == "bit":
         return term.args[0]
-    if term.op == "shl" and type(term.args[0]) is int and term.args[0] == 1:
-        return term.args[1]
     return None
+
+
+def _decided(op: str, a: Interval, b: Interval) -> bool | None:
+    """A comparison that the intervals of its sides decide, or None."""
+    (alo, ahi), (blo, bhi) = a, b
+    if op in ("eq", "ne"):
+        if ahi < blo or bhi < alo:
+            return op == "ne"
+        if alo == ahi == blo == bhi:
+            return op == "eq"
+        return None
+    if op == "lt":
+        return True if ahi < blo else False if alo >= bhi else None
+    if op == "le":
+        return True if ahi <= blo else False if alo > bhi else None
+    if op == "gt":
+        return True if alo > bhi else False if ahi <= blo else None
+    return True if alo >= bhi else False if ahi < blo else None
 
 
 def _signed_bits(lo: int, hi: int) -> int:
@@ -134,7 +142,10 @@ def _mask_bits(m: Interval) -> int | None:
 def _interval_of(term: Term, arg: Any) -> Interval:
     """The interval of one Term from the intervals of its arguments (`arg` looks them up)."""
     op, args = term.op, term.args
-    if term.sort != INT and op != "ite":
+    if op == "const":
+        v = int(args[0])
+        return v, v
+    if term.sort == BOOL and op != "ite":
         return 0, 1
     if op in ("eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not"):
         return 0, 1
@@ -160,7 +171,9 @@ def _interval_of(term: Term, arg: Any) -> Interval:
     p = _page_count(term)
     if p is not None:
         lo, hi = arg(p)
-        return (0, 0) if hi < 0 or lo >= PAGE_LIMIT else (0, 1 << min(hi, PAGE_LIMIT - 1))
+        if hi > MAX_WIDTH:
+            raise _too_wide(term)
+        return (0, 0) if hi < 0 else (0 if lo <= 0 else 1 << lo, 1 << hi)
     if op in ("shl", "shr"):
         a, b = arg(args[0]), arg(args[1])
         counts = (max(b[0], 0), max(b[1], 0))
@@ -376,13 +389,13 @@ def trace_parametric(model: Model, params: Sequence[SymbolicParam]) -> tuple[Mod
     return clone, traced, by_index
 
 
-def trace_lemmas(model: Model) -> list[tuple[str, Any]]:
-    """The spec's lemmas (strengthening invariants, `@lemma`) as graphs over one state."""
+def trace_lemmas(model: Model) -> tuple[list[tuple[str, Any]], list[Any]]:
+    """The spec's lemmas (strengthening invariants, `@lemma`) as graphs over one state, and
+    their possible spec errors (events)."""
     lemmas = [p for p in model.spec_cls._properties.values() if p.kind == "lemma"]
     if not lemmas:
-        return []
-    view = SymbolicState(model, Traced(None))
-    return [(p.name, p.fn(model.spec, view)) for p in lemmas]
+        return [], []
+    return state_property_graphs(model, lemmas, "lemma")
 
 
 # --------------------------------------------------------------------------- the encoding
@@ -394,7 +407,7 @@ class _Binding:
 
     guard: Any
     flags: dict[str, Any]                        # property -> condition (guard not included)
-    error: Any                                   # condition, guards included
+    error: Any                                   # raises a spec error (the guards before each included)
     writes: dict[int, Any] = field(default_factory=dict)
 
 
@@ -402,22 +415,23 @@ class Encoding:
     """A model's traced graphs as z3 templates over a pre-state x, a selector and a post-state y."""
 
     def __init__(self, model: Model, traced: TracedModel, *, params: dict[int, SymbolicParam] | None = None,
-                 lemmas: list[tuple[str, Any]] | None = None) -> None:
+                 lemmas: tuple[list[tuple[str, Any]], list[Any]] | None = None) -> None:
         self.model = model
         self.params = dict(params or {})
         props = traced.properties
-        lemma_graphs = list(lemmas or [])
+        lemma_graphs, lemma_errors = lemmas or ([], [])
         roots: list[Any] = []
         for action in traced.actions:
-            roots.extend(action.guard)
-            roots.extend(v for _, v, _ in action.assigned)
+            roots.extend(e.cond for e in action.events)
             roots.extend(action.writes.values())
             for _, cond, details in action.flags:
                 roots.extend((cond, details.get("request"), details.get("other"), details.get("expected")))
         roots.extend(c for _, c in props.invariants)
         roots.extend(c for _, c in props.sometimes)
         roots.extend(c for c, _ in props.leak)
+        roots.extend(e.cond for e in props.errors)
         roots.extend(c for _, c in lemma_graphs)
+        roots.extend(e.cond for e in lemma_errors)
         order = _postorder(roots)
 
         # Interval analysis: the width that holds every value.
@@ -465,7 +479,6 @@ class Encoding:
         self._templates: dict[tuple[Any, ...], Any] = {}
         # Translation, cached per Term.
         self._z: dict[int, Any] = {}
-        self._partial: dict[int, Any] = {}   # Term id -> condition under which it raises
         for term in order:
             self._z[id(term)] = self._translate(term)
 
@@ -477,6 +490,11 @@ class Encoding:
         leak = [self.as_bool(self.val(c)) for c, _ in props.leak] if "leak" not in skip else []
         self.leak: Any = z3.Or(leak) if leak else z3.BoolVal(False)
         self.lemmas: list[tuple[str, Any]] = [(name, self.as_bool(self.val(c))) for name, c in lemma_graphs]
+        errors = [self.as_bool(self.val(e.cond)) for e in props.errors]
+        #: over x: a state property raises a spec error (lemmas: also one of the lemmas does)
+        self.state_errors: Any = z3.Or(errors) if errors else z3.BoolVal(False)
+        more = [self.as_bool(self.val(e.cond)) for e in lemma_errors]
+        self.lemma_errors: Any = z3.Or(more) if more else z3.BoolVal(False)
         self.trans = self._transition()
 
     # -- variables ----------------------------------------------------------------------------
@@ -537,16 +555,20 @@ class Encoding:
             return self._ivl[id(a)]
         return int(a), int(a)
 
-    def _partials(self, roots: Iterable[Any]) -> list[Any]:
-        return [self._partial[id(t)] for t in _postorder(roots) if id(t) in self._partial]
-
     def _translate(self, t: Term) -> Any:
         op, args = t.op, t.args
         W = self.W
         if op == "var":
             i = args[0]
             return self.x[i] if i < self.model.width else self.param_vars[i]
+        if op == "const":
+            return z3.BoolVal(bool(args[0])) if t.sort == BOOL else z3.BitVecVal(int(args[0]), W)
         v = self.val
+        if op in ("eq", "ne", "lt", "le", "gt", "ge") and not any(
+                isinstance(x, Term) and x.sort == BOOL for x in args):
+            decided = _decided(op, self._ivl_of(args[0]), self._ivl_of(args[1]))
+            if decided is not None:
+                return z3.BoolVal(decided)
         if op in ("eq", "ne"):
             a, b = v(args[0]), v(args[1])
             if not (z3.is_bool(a) and z3.is_bool(b)):
@@ -588,14 +610,9 @@ class Encoding:
         p = _page_count(t)
         if p is not None:
             n = self.as_bv(v(p))
-            lo, hi = self._ivl_of(p)
-            inside = []  # only the checks the interval leaves open: a constant 64 may not fit W bits
-            if lo < 0:
-                inside.append(n >= 0)
-            if hi >= PAGE_LIMIT:
-                inside.append(n < PAGE_LIMIT)
+            lo, _ = self._ivl_of(p)
             shifted = z3.BitVecVal(1, W) << n
-            return z3.If(z3.And(inside), shifted, z3.BitVecVal(0, W)) if inside else shifted
+            return z3.If(n >= 0, shifted, z3.BitVecVal(0, W)) if lo < 0 else shifted
         if op == "first":
             return self._first(t)
         if op == "nth":
@@ -614,15 +631,10 @@ class Encoding:
         if op == "bitxor":
             return a ^ b
         if op in ("div", "mod"):
-            lo, hi = self._ivl_of(args[1])
-            if lo <= 0 <= hi:
-                self._partial[id(t)] = b == 0
+            # (a zero divisor is a spec error recorded by the tracer: the value does not matter)
             mod = a % b  # bvsmod: the sign of the divisor, as Python's %
             return mod if op == "mod" else (a - mod) / b
         if op in ("shl", "shr"):
-            lo, _ = self._ivl_of(args[1])
-            if lo < 0:
-                self._partial[id(t)] = b < 0
             return a << b if op == "shl" else a >> b  # >>: arithmetic, as Python's
         raise _unsupported(t)
 
@@ -659,19 +671,7 @@ class Encoding:
 
     # -- bindings and the transition relation -------------------------------------------------
 
-    def _out_of_domain(self, i: int, value: Any) -> Any | None:
-        """The condition under which assigning `value` to state index i leaves the domain."""
-        info = self.slot_of[i]
-        e = self.val(value)
-        lo, hi = (0, 1) if info.is_bool else (info.lo, info.hi)
-        if z3.is_bool(e):  # a condition is 0 or 1 (SymbolicState wraps one for an integer slot)
-            return None if lo <= 0 and 1 <= hi else z3.Not(z3.And(self.as_bv(e) >= lo, self.as_bv(e) <= hi))
-        vlo, vhi = self._ivl_of(value)
-        if lo <= vlo and vhi <= hi:
-            return None
-        return z3.Or(e < lo, e > hi)
-
-    def _binding(self, t: Traced) -> _Binding:
+    def _binding(self, t: Any) -> _Binding:
         guards = [self.as_bool(self.val(g)) for g in t.guard]
         guard = z3.And(guards) if guards else z3.BoolVal(True)
         flags: dict[str, list[Any]] = {}
@@ -679,17 +679,11 @@ class Encoding:
         for prop, cond, _ in t.flags:
             if prop not in skip:  # `--skip PROPERTY`: as the concrete interpreter drops its flags
                 flags.setdefault(prop, []).append(self.as_bool(self.val(cond)))
+        # each possible spec error, where the guards before it hold (Traced.errors)
         errors: list[Any] = []
-        for i, value, before in t.assigned:
-            bad = self._out_of_domain(i, value)
-            if bad is not None:
-                errors.append(z3.And(*guards[:before], bad) if before else bad)
-        roots: list[Any] = list(t.guard) + [v for _, v, _ in t.assigned]
-        for _, cond, details in t.flags:
-            roots.extend((cond, details.get("request"), details.get("other"), details.get("expected")))
-        partial = self._partials(roots)
-        if partial:
-            errors.append(z3.And(guard, z3.Or(partial)))
+        for before, cond, _ in t.errors():
+            c = self.as_bool(self.val(cond))
+            errors.append(z3.And(*[self.as_bool(self.val(g)) for g in before], c) if before else c)
         writes: dict[int, Any] = {}
         for i, value in t.writes.items():
             e = self.val(value)
@@ -702,10 +696,12 @@ class Encoding:
         )
 
     def _transition(self) -> Any:
-        """T(x, act, y): `act` names an enabled binding and y is its successor of x."""
+        """T(x, act, y): `act` names a binding enabled in x that raises no spec error there, and
+        y is its successor (the concrete interpreter's step)."""
         n = len(self.bindings)
         chosen = [self.act == b for b in range(n)]
-        enabled = z3.Or([z3.And(chosen[b], self.bindings[b].guard) for b in range(n)]) if n else z3.BoolVal(False)
+        enabled = z3.Or([z3.And(chosen[b], self.bindings[b].guard, z3.Not(self.bindings[b].error))
+                         for b in range(n)]) if n else z3.BoolVal(False)
         frame = []
         for i in range(self.model.width):
             value = self.x[i]
@@ -719,7 +715,7 @@ class Encoding:
     # -- properties as templates -----------------------------------------------------------------
 
     def step_props(self) -> list[str]:
-        """The kernel properties that some binding can flag, plus the spec-error pseudo-property."""
+        """The kernel properties that some binding can flag."""
         seen: list[str] = []
         for b in self.bindings:
             for p in b.flags:
@@ -727,45 +723,63 @@ class Encoding:
                     seen.append(p)
         return seen
 
-    def _bad(self, b: _Binding, props: Iterable[str] | None) -> Any:
-        wanted = None if props is None else set(props)
-        parts = []
-        if wanted is None or SPEC_ERROR in wanted:
-            parts.append(b.error)
-        conds = [c for p, c in b.flags.items() if wanted is None or p in wanted]
-        if conds:
-            parts.append(z3.And(b.guard, z3.Or(conds)))
-        return z3.Or(parts) if parts else z3.BoolVal(False)
-
     def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
         got = self._templates.get(key)
         if got is None:
             got = self._templates[key] = z3.simplify(make())
         return got
 
-    def step_bad(self, props: Iterable[str] | None = None) -> Any:
-        """Over x and act: the chosen binding raises a flag of `props` (all if None) or a spec error."""
+    def _violation(self, b: _Binding, wanted: set[str] | None) -> Any:
+        conds = [c for p, c in b.flags.items() if wanted is None or p in wanted]
+        if not conds:
+            return z3.BoolVal(False)
+        return z3.And(b.guard, z3.Not(b.error), z3.Or(conds))
+
+    def step_violation(self, props: Iterable[str] | None = None) -> Any:
+        """Over x and act: the chosen binding is enabled, raises no spec error, and flags a
+        kernel property of `props` (all if None)."""
         wanted = None if props is None else tuple(props)
         return self._cached(("step", wanted), lambda: z3.Or(
-            [z3.And(self.act == i, self._bad(b, wanted)) for i, b in enumerate(self.bindings)] or [z3.BoolVal(False)]))
+            [z3.And(self.act == i, self._violation(b, None if wanted is None else set(wanted)))
+             for i, b in enumerate(self.bindings)] or [z3.BoolVal(False)]))
+
+    #: confirm_trace and older callers: a step's violation of `props`
+    step_bad = step_violation
+
+    def any_step_error(self) -> Any:
+        """Over x alone: SOME binding raises a spec error."""
+        return self._cached(("step-error",), lambda: z3.Or([b.error for b in self.bindings] or [z3.BoolVal(False)]))
 
     def any_step_bad(self) -> Any:
-        """Over x alone: SOME binding is enabled and raises a flag, or would raise a spec error."""
-        return self._cached(("any-step",), lambda: z3.Or([self._bad(b, None) for b in self.bindings] or [z3.BoolVal(False)]))
+        """Over x alone: SOME binding raises a flag or a spec error (the induction step's bad)."""
+        return self._cached(("any-step",), lambda: z3.Or(
+            [z3.Or(b.error, self._violation(b, None)) for b in self.bindings] or [z3.BoolVal(False)]))
+
+    def _fails(self, wanted: tuple[str, ...] | None, lemmas: bool) -> Any:
+        parts = [z3.Not(c) for name, c in self.invariants if wanted is None or name in wanted]
+        if lemmas:
+            parts += [z3.Not(c) for name, c in self.lemmas if wanted is None or name in wanted]
+        if wanted is None or "leak" in wanted:
+            parts.append(self.leak)
+        return z3.Or(parts) if parts else z3.BoolVal(False)
+
+    def state_error(self, *, lemmas: bool = False) -> Any:
+        """Over x: a state property (with `lemmas`, also a lemma) raises a spec error."""
+        return self._cached(("state-error", lemmas),
+                            lambda: z3.Or(self.state_errors, self.lemma_errors) if lemmas else self.state_errors)
+
+    def state_violation(self, props: Iterable[str] | None = None, *, lemmas: bool = False) -> Any:
+        """Over x: no property raises a spec error, and an invariant (or lemma) of `props` fails
+        or the kernel's leak property is violated."""
+        wanted = None if props is None else tuple(props)
+        return self._cached(("state", wanted, lemmas),
+                            lambda: z3.And(z3.Not(self.state_error(lemmas=lemmas)), self._fails(wanted, lemmas)))
 
     def state_bad(self, props: Iterable[str] | None = None, *, lemmas: bool = False) -> Any:
-        """Over x: an invariant (or lemma) fails, or the kernel's leak property is violated."""
+        """Over x: a property fails or raises a spec error (the induction step's bad)."""
         wanted = None if props is None else tuple(props)
-
-        def make() -> Any:
-            parts = [z3.Not(c) for name, c in self.invariants if wanted is None or name in wanted]
-            if lemmas:
-                parts += [z3.Not(c) for name, c in self.lemmas if wanted is None or name in wanted]
-            if wanted is None or "leak" in wanted:
-                parts.append(self.leak)
-            return z3.Or(parts) if parts else z3.BoolVal(False)
-
-        return self._cached(("state", wanted, lemmas), make)
+        return self._cached(("state-bad", wanted, lemmas),
+                            lambda: z3.Or(self.state_error(lemmas=lemmas), self._fails(wanted, lemmas)))
 
     def holds(self, name: str) -> Any:
         """Over x: the sometimes-property `name` holds."""
@@ -823,7 +837,7 @@ class Encoding:
 def encode(model: Model, *, symbolic: Sequence[SymbolicParam] = (), lemmas: bool = False) -> Encoding:
     """Trace `model` (with the given parameters symbolic) and encode it for z3."""
     traced_model, traced, by_index = trace_parametric(model, symbolic)
-    lemma_graphs = trace_lemmas(traced_model) if lemmas else []
+    lemma_graphs = trace_lemmas(traced_model) if lemmas else ([], [])
     return Encoding(model, traced, params=by_index, lemmas=lemma_graphs)
 
 

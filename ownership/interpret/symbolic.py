@@ -10,18 +10,26 @@ vectorised interpreter consumes (docs/adr/0001-trace-to-our-own-terms.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..lang import sorts
+from ..lang.faults import Fault
+from ..lang.location import spec_location
 from ..lang.model import Binding, Model, SlotInfo
+from ..lang.sorts import BOOL, INT, PAGES
 from ..lang.state import StateView
 from ..lang.values import Ops, RefusesControlFlow
 
-BOOL, INT = "bool", "int"
+#: The logical operator of each bitwise one, for conditions.
+_LOGIC = {"and": "and", "or": "or", "xor": "xor"}
 
 
 class Term(RefusesControlFlow):
-    """A node of an expression graph: an operation, its arguments and its sort (bool or int)."""
+    """A node of an expression graph: an operation, its arguments and its sort (bool, int or
+    pages; ownership.lang.sorts). A constant read back from a slot is a `const` Term, so that
+    it behaves as a value of the language (`~` on it is logical), not as a Python constant."""
 
     __slots__ = ("op", "args", "sort")
     ops: Ops
@@ -37,112 +45,174 @@ class Term(RefusesControlFlow):
     def __repr__(self) -> str:
         if self.op == "var":
             return f"v{self.args[0]}"
+        if self.op == "const":
+            return repr(self.args[0])
         return f"{self.op}({', '.join(map(repr, self.args))})"
 
-    def _cmp(self, op: str, o: Any) -> Term:
-        return Term(op, (self, o), BOOL)
+    def _op(self, op: str, o: Any, swap: bool = False) -> Term:
+        a, b = (o, self) if swap else (self, o)
+        sort = sorts.binary(op, a, b)
+        name = op
+        if op in _LOGIC and sort is not BOOL:
+            name = "bit" + op
+        return Term(name, (a, b), sort)
 
-    def __eq__(self, o: Any) -> Term: return self._cmp("eq", o)  # type: ignore[override]
-    def __ne__(self, o: Any) -> Term: return self._cmp("ne", o)  # type: ignore[override]
-    def __lt__(self, o: Any) -> Term: return self._cmp("lt", o)
-    def __le__(self, o: Any) -> Term: return self._cmp("le", o)
-    def __gt__(self, o: Any) -> Term: return self._cmp("gt", o)
-    def __ge__(self, o: Any) -> Term: return self._cmp("ge", o)
+    def __eq__(self, o: Any) -> Term: return self._op("eq", o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> Term: return self._op("ne", o)  # type: ignore[override]
+    def __lt__(self, o: Any) -> Term: return self._op("lt", o)
+    def __le__(self, o: Any) -> Term: return self._op("le", o)
+    def __gt__(self, o: Any) -> Term: return self._op("gt", o)
+    def __ge__(self, o: Any) -> Term: return self._op("ge", o)
 
-    def _arith(self, op: str, o: Any, swap: bool = False) -> Term:
-        return Term(op, (o, self) if swap else (self, o), INT)
+    def __add__(self, o: Any) -> Term: return self._op("add", o)
+    def __radd__(self, o: Any) -> Term: return self._op("add", o, True)
+    def __sub__(self, o: Any) -> Term: return self._op("sub", o)
+    def __rsub__(self, o: Any) -> Term: return self._op("sub", o, True)
+    def __mul__(self, o: Any) -> Term: return self._op("mul", o)
+    def __rmul__(self, o: Any) -> Term: return self._op("mul", o, True)
+    def __floordiv__(self, o: Any) -> Term: return self._divide("div", o)
+    def __rfloordiv__(self, o: Any) -> Term: return self._divide("div", o, True)
+    def __mod__(self, o: Any) -> Term: return self._divide("mod", o)
+    def __rmod__(self, o: Any) -> Term: return self._divide("mod", o, True)
+    def __lshift__(self, o: Any) -> Term: return self._shift("shl", o)
+    def __rlshift__(self, o: Any) -> Term: return self._shift("shl", o, True)
+    def __rshift__(self, o: Any) -> Term: return self._shift("shr", o)
+    def __rrshift__(self, o: Any) -> Term: return self._shift("shr", o, True)
 
-    def __add__(self, o: Any) -> Term: return self._arith("add", o)
-    def __radd__(self, o: Any) -> Term: return self._arith("add", o, True)
-    def __sub__(self, o: Any) -> Term: return self._arith("sub", o)
-    def __rsub__(self, o: Any) -> Term: return self._arith("sub", o, True)
-    def __mul__(self, o: Any) -> Term: return self._arith("mul", o)
-    def __rmul__(self, o: Any) -> Term: return self._arith("mul", o, True)
-    def __floordiv__(self, o: Any) -> Term: return self._arith("div", o)
-    def __rfloordiv__(self, o: Any) -> Term: return self._arith("div", o, True)
-    def __mod__(self, o: Any) -> Term: return self._arith("mod", o)
-    def __neg__(self) -> Term: return Term("neg", (self,), INT)
-    def __lshift__(self, o: Any) -> Term: return self._arith("shl", o)
-    def __rlshift__(self, o: Any) -> Term: return self._arith("shl", o, True)
-    def __rshift__(self, o: Any) -> Term: return self._arith("shr", o)
+    def _divide(self, op: str, o: Any, swap: bool = False) -> Term:
+        t = self._op(op, o, swap)
+        divisor = t.args[1]
+        record_fault("division", _raw("eq", divisor, 0))
+        return t
 
-    def _logic(self, op: str, o: Any, swap: bool = False) -> Term:
-        both_bool = self.sort == BOOL and (isinstance(o, bool) or getattr(o, "sort", None) == BOOL)
-        if both_bool:
-            return Term(op, (o, self) if swap else (self, o), BOOL)
-        return Term("bit" + op, (o, self) if swap else (self, o), INT)
+    def _shift(self, op: str, o: Any, swap: bool = False) -> Term:
+        t = self._op(op, o, swap)
+        record_fault("shift", _raw("lt", t.args[1], 0))
+        return t
 
-    def __and__(self, o: Any) -> Term: return self._logic("and", o)
-    def __rand__(self, o: Any) -> Term: return self._logic("and", o, True)
-    def __or__(self, o: Any) -> Term: return self._logic("or", o)
-    def __ror__(self, o: Any) -> Term: return self._logic("or", o, True)
-    def __xor__(self, o: Any) -> Term: return self._logic("xor", o)
-    def __rxor__(self, o: Any) -> Term: return self._logic("xor", o, True)
+    def __and__(self, o: Any) -> Term: return self._op("and", o)
+    def __rand__(self, o: Any) -> Term: return self._op("and", o, True)
+    def __or__(self, o: Any) -> Term: return self._op("or", o)
+    def __ror__(self, o: Any) -> Term: return self._op("or", o, True)
+    def __xor__(self, o: Any) -> Term: return self._op("xor", o)
+    def __rxor__(self, o: Any) -> Term: return self._op("xor", o, True)
+
+    def __neg__(self) -> Term:
+        if self.sort is not INT:
+            raise sorts.refused("neg", self.sort)
+        return Term("neg", (self,), INT)
 
     def __invert__(self) -> Term:
-        if self.sort != BOOL:
-            from ..errors import SpecError
-            from ..lang.values import spec_location
-
-            file, line = spec_location()
-            raise SpecError(
-                "`~` negates a condition, and this is an integer or a page set. For the pages of a"
-                " not in b write without(a, b); for a number compare it (x == 0).",
-                file=file, line=line,
-            )
+        if self.sort is not BOOL:
+            raise sorts.refused("not", self.sort)
         return Term("not", (self,), BOOL)
 
 
-def _sort(x: Any) -> str:
-    if isinstance(x, Term):
-        return x.sort
-    return BOOL if isinstance(x, bool) else INT
+def constant(v: Any, sort: str) -> Term:
+    """A constant of a sort, as a Term (a slot written with a Python constant reads back so)."""
+    return Term("const", (bool(v) if sort is BOOL else int(v),), sort)
+
+
+def _raw(op: str, a: Any, b: Any) -> Any:
+    """A comparison of the interpreters' own checks (not the spec's: no sort rules), folded
+    when both sides are constants."""
+    if not isinstance(a, Term) and not isinstance(b, Term):
+        return {"eq": int(a) == int(b), "lt": int(a) < int(b), "gt": int(a) > int(b)}[op]
+    return Term(op, (a, b), BOOL)
+
+
+def _raw_or(a: Any, b: Any) -> Any:
+    if a is False or b is True:
+        return b
+    if b is False or a is True:
+        return a
+    return Term("or", (a, b), BOOL)
 
 
 class SymbolicOps(Ops):
     """The spec language's operations as graph nodes."""
 
-    def If(self, c: Any, a: Any, b: Any) -> Any:
-        sort = BOOL if _sort(a) == BOOL and _sort(b) == BOOL else INT
+    def If(self, c: Any, a: Any, b: Any, sort: str) -> Any:
         return Term("ite", (c, a, b), sort)
 
     def popcount(self, m: Any) -> Any:
         return Term("popcount", (m,), INT)
 
     def first(self, m: Any, n: Any) -> Any:
-        return Term("first", (m, n), INT)
+        return Term("first", (m, n), PAGES)
 
     def nth(self, m: Any, j: Any, default: int) -> Any:
         return Term("nth", (m, j, default), INT)
 
     def bit(self, p: Any) -> Any:
-        return Term("shl", (1, p), INT)
+        return Term("bit", (p,), PAGES)
 
-    def select(self, values: list[Any], idx: Any, default: int) -> Any:
-        return Term("select", (tuple(values), idx, default), INT)
+    def select(self, values: list[Any], idx: Any, default: Any, sort: str) -> Any:
+        return Term("select", (tuple(values), idx, bool(default) if sort is BOOL else int(default)), sort)
 
     def complement(self, m: Any) -> Any:
-        return Term("compl", (m,), INT)
-
-    def truth(self, c: Any) -> bool | None:
-        return None
+        return Term("compl", (m,), PAGES)
 
 
 Term.ops = SymbolicOps()
 
 
 @dataclass
+class Event:
+    """A guard (`kind` "guard": the action is disabled where `cond` fails) or a possible spec
+    error (`kind` "error": the concrete interpreter raises where `cond` holds), in program order."""
+
+    kind: str
+    cond: Any
+    fault: Fault | None = None
+
+
+@dataclass
 class Traced:
-    """One action binding as graphs: enabled where `guard` holds; `writes` are the new slots."""
+    """One action binding (or a state property, with `binding` None) as graphs: its guards and
+    possible spec errors in program order (`events`), the new value of every slot written
+    (`writes`) and the condition of each kernel flag (`flags`).
+
+    The concrete interpreter stops at the first event that fires: a failing guard (disabled)
+    or an error (a SpecError). So an error is raised where the guards BEFORE it hold and its
+    own condition does (`errors()`); the action is enabled where every guard holds, and then
+    only if no error fired (ownership.interpret.batch and .smt compute exactly that)."""
 
     binding: Binding | None
-    guard: list[Any] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     writes: dict[int, Any] = field(default_factory=dict)
     flags: list[tuple[str, Any, dict[str, Any]]] = field(default_factory=list)
-    #: every assignment in program order: (state index, value, how many guards came before
-    #: it). The concrete interpreter checks each assignment against the slot's domain as it
-    #: happens, before any later `require`; the SMT engines need the same order to agree.
-    assigned: list[tuple[int, Any, int]] = field(default_factory=list)
+
+    @property
+    def guard(self) -> list[Any]:
+        """The guards, in program order."""
+        return [e.cond for e in self.events if e.kind == "guard"]
+
+    def errors(self) -> list[tuple[list[Any], Any, Fault]]:
+        """Each possible error: (the guards before it, its condition, where it is)."""
+        out: list[tuple[list[Any], Any, Fault]] = []
+        before: list[Any] = []
+        for e in self.events:
+            if e.kind == "guard":
+                before.append(e.cond)
+            else:
+                assert e.fault is not None
+                out.append((list(before), e.cond, e.fault))
+        return out
+
+
+#: NOTE(recording): the Traced being recorded while an action or property is traced. An
+#: operation that can fail depending on the state (`//`, `%`, `<<`, `>>` on a Term) adds its
+#: error condition here, in program order, as the concrete interpreter raises it in order.
+_RECORDING: list[Traced] = []
+
+
+def record_fault(kind: str, bad: Any) -> None:
+    """Record a possible spec error of `kind` where `bad` holds (nothing when `bad` is False)."""
+    if bad is False or not _RECORDING:
+        return
+    file, line = spec_location()
+    _RECORDING[-1].events.append(Event("error", bad, Fault(kind, file, line)))
 
 
 class SymbolicState(StateView):
@@ -150,29 +220,30 @@ class SymbolicState(StateView):
 
     def __init__(self, model: Model, traced: Traced) -> None:
         object.__setattr__(self, "model", model)
-        object.__setattr__(self, "vals", [Term("var", (i,), INT) for i in range(model.width)])
-        object.__setattr__(self, "traced", traced)
+        vals = []
         for info in model.slots:
-            if info.is_bool:
-                for k in range(info.length):
-                    self.vals[info.offset + k] = Term("var", (info.offset + k,), BOOL)
+            for k in range(info.length):
+                vals.append(Term("var", (info.offset + k,), info.sort))
+        object.__setattr__(self, "vals", vals)
+        object.__setattr__(self, "traced", traced)
 
     def _get(self, i: int, info: SlotInfo) -> Any:
         return self.vals[i]
 
-    def _set(self, i: int, value: Any, info: SlotInfo) -> None:
-        if isinstance(value, bool) or (isinstance(value, Term) and value.sort == BOOL):
-            if not info.is_bool:
-                value = Term("ite", (value, 1, 0), INT)
+    def _store(self, i: int, value: Any, info: SlotInfo) -> None:
+        if not isinstance(value, Term):
+            value = constant(value, info.sort)
         self.vals[i] = value
         self.traced.writes[i] = value
-        self.traced.assigned.append((i, value, len(self.traced.guard)))
 
     def _index(self, i: Any) -> int | None:
         return None if isinstance(i, Term) else int(i)
 
     def require(self, cond: Any) -> None:
-        self.traced.guard.append(cond)
+        sorts.condition(cond, "s.require(...)")
+        if cond is True:
+            return
+        self.traced.events.append(Event("guard", cond))
 
     def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
               expected: Any = None) -> None:
@@ -181,12 +252,40 @@ class SymbolicState(StateView):
         self.traced.flags.append((prop, cond, {"pool": pool, "page": page, "request": request,
                                                "other": other, "expected": expected}))
 
+    def _check(self, kind: str, bad: Any, message: Callable[[], str]) -> None:
+        if bad is False:
+            return
+        file, line = spec_location()
+        self.traced.events.append(Event("error", bad, Fault(kind, file, line)))
+
+    def _outside(self, v: Any, lo: int, hi: int | None) -> Any:
+        below = _raw("lt", v, lo)
+        return below if hi is None else _raw_or(below, _raw("gt", v, hi))
+
+    def _has_bits(self, v: Any, mask: int) -> Any:
+        if not isinstance(v, Term):
+            return int(v) & mask != 0
+        return Term("ne", (Term("bitand", (v, mask), INT), 0), BOOL)
+
+
+def recording(traced: Traced, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run spec code with `traced` receiving its possible errors (NOTE(recording))."""
+    _RECORDING.append(traced)
+    try:
+        return fn(*args)
+    finally:
+        _RECORDING.pop()
+
 
 def trace_binding(model: Model, binding: Binding) -> Traced:
-    """Trace one action binding; raises SpecError on Python control flow on state."""
+    """Trace one action binding; raises SpecError on Python control flow on state, or on any
+    operation the spec language refuses, with the spec's file and line."""
+    from ..lang.failure import run_spec
+
     traced = Traced(binding)
     view = SymbolicState(model, traced)
-    binding.action.fn(model.spec, view, *binding.args)
+    run_spec(lambda: recording(traced, binding.action.fn, model.spec, view, *binding.args),
+             model, f"in action {binding.label()}")
     return traced
 
 
@@ -195,11 +294,17 @@ class TracedProperties:
     """The state properties as graphs over one state's variables.
 
     `invariants`: (name, condition that must hold); `sometimes`: (name, condition to reach);
-    `leak`: (condition under which the kernel's leak property is violated, details)."""
+    `leak`: (condition under which the kernel's leak property is violated, details);
+    `errors`: the possible spec errors of evaluating all of them (a division by a slot that
+    can be 0, ...): a state where one fires is a spec error, whatever the properties say."""
 
     invariants: list[tuple[str, Any]] = field(default_factory=list)
     sometimes: list[tuple[str, Any]] = field(default_factory=list)
     leak: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    errors: list[Event] = field(default_factory=list)
+    #: whether a sometimes property can raise a spec error (then every engine evaluates the
+    #: sometimes properties in every state, even once they have been reached)
+    sometimes_can_fail: bool = False
 
 
 @dataclass
@@ -210,20 +315,39 @@ class TracedModel:
     properties: TracedProperties
 
 
+def state_property_graphs(model: Model, decls: Any, kind: str) -> tuple[list[tuple[str, Any]], list[Event]]:
+    """Trace properties of one kind (`invariant`, `sometimes`, `lemma`): their conditions and
+    their possible errors."""
+    from ..lang.failure import run_spec
+
+    traced = Traced(None)
+    view = SymbolicState(model, traced)
+    out = []
+    for prop in decls:
+        what = f"{kind} {prop.name}"
+        cond = run_spec(lambda p=prop, w=what: recording(traced, view._property, p.fn, w), model, f"in {what}")
+        out.append((prop.name, cond))
+    return out, traced.events
+
+
 def trace_properties(model: Model) -> TracedProperties:
     """Trace the invariants, sometimes properties and the kernel's leak property."""
     from .. import kernel
+    from ..lang.failure import run_spec
 
     out = TracedProperties()
-    view = SymbolicState(model, Traced(None))
-    for prop in model.invariants:
-        out.invariants.append((prop.name, prop.fn(model.spec, view)))
-    for prop in model.sometimes:
-        out.sometimes.append((prop.name, prop.fn(model.spec, view)))
+    out.invariants, errors = state_property_graphs(model, model.invariants, "invariant")
+    out.sometimes, more = state_property_graphs(model, model.sometimes, "sometimes")
+    out.errors = errors + more
+    out.sometimes_can_fail = bool(more)
     if model.checks_leak:
+        traced = Traced(None)
+        view = SymbolicState(model, traced)
         for r in range(1, model.requests + 1):
-            for pool, p, cond in kernel.leak(view, r):
+            got = run_spec(lambda r=r: recording(traced, kernel.leak, view, r), model, f"in finished(r=r{r})")
+            for pool, p, cond in got:
                 out.leak.append((cond, {"pool": pool, "page": p, "request": r}))
+        out.errors += traced.events
     return out
 
 

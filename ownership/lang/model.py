@@ -20,6 +20,7 @@ from .declare import (
     Domain,
     IntRange,
     KeyDomain,
+    PageSetDomain,
     Pool,
     PropertyDecl,
     RequestDomain,
@@ -27,6 +28,7 @@ from .declare import (
     _resolve,
     as_domain,
 )
+from .sorts import BOOL, INT, PAGES
 from .spec import Spec
 
 
@@ -46,6 +48,13 @@ class SlotInfo:
     kernel: bool = False  # a shadow slot of the ownership kernel (ground truth)
     free_list: bool = False
     is_bool: bool = False
+    sort: str = "int"     # the sort of its values (ownership.lang.sorts): bool, int or pages
+
+    def element(self, k: int) -> str:
+        """Element k (counting from 0) as a spec names it: `x`, `x[r1]`, `x[3]`."""
+        if self.shape == "scalar":
+            return self.name
+        return f"{self.name}[{'r' if self.shape == 'request' else ''}{k + self.base}]"
 
     def show(self, values: list[int], env: dict[str, int]) -> Any:
         """The slot's values as they appear in a trace: a value, a dict by request, a list."""
@@ -212,6 +221,7 @@ class Model:
         info.offset = len(init)
         info.lo, info.hi = info.domain.bounds(self.env)
         info.is_bool = isinstance(info.domain, BoolDomain)
+        info.sort = BOOL if info.is_bool else PAGES if isinstance(info.domain, PageSetDomain) else INT
         for v in values:
             if not info.lo <= v <= info.hi:
                 raise SpecError(

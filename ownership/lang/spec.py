@@ -16,13 +16,62 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import sys
 from typing import Any, ClassVar
 
 from ..errors import SpecError, UsageError
 from .declare import ActionDecl, Fix, Param, Pool, PropertyDecl, Slot, kebab, param
 
 
-class Spec:
+def _is_declaration(v: Any) -> bool:
+    return isinstance(v, (Param, Fix, Pool, Slot)) or (
+        callable(v) and (hasattr(v, "__ownership_action__") or hasattr(v, "__ownership_property__")))
+
+
+class _Namespace(dict):  # type: ignore[type-arg]
+    """A spec class body that notices a declaration replaced by a later one of the same name
+    (an action named like its pool: the pool would silently be gone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clashes: list[tuple[str, str | None, int | None]] = []
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key in self and (_is_declaration(self[key]) or _is_declaration(value)):
+            frame = sys._getframe(1)
+            self.clashes.append((key, frame.f_code.co_filename, frame.f_lineno))
+        super().__setitem__(key, value)
+
+
+class _SpecMeta(type):
+    """Spec's metaclass: refuses a class body that declares one name twice."""
+
+    @classmethod
+    def __prepare__(mcs, name: str, bases: tuple[type, ...], **kw: Any) -> Any:
+        return _Namespace()
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], ns: Any, **kw: Any) -> Any:
+        for key, file, line in getattr(ns, "clashes", ()):
+            raise SpecError(f"spec {name} declares {key!r} twice (the second replaces the first,"
+                            " e.g. an action named like a pool or a slot): give each a name of its own",
+                            file=file, line=line)
+        return super().__new__(mcs, name, bases, dict(ns), **kw)
+
+
+#: Names a declaration must not take: the hooks of Spec (and, for a parameter, which becomes
+#: an attribute of the spec object, the attributes Spec sets on it).
+_SPEC_NAMES = frozenset({"finished", "releases", "source_file", "checks_leak"})
+_INSTANCE_NAMES = frozenset({"env", "fixes", "release"})
+
+
+def _state_names() -> set[str]:
+    """What the state `s` of an action already means: a slot named `free` would be hidden by s.free()."""
+    from .state import StateView
+
+    return {n for n in dir(StateView) if not n.startswith("__")} | {"model", "vals", "traced", "flags"}
+
+
+class Spec(metaclass=_SpecMeta):
     """Base class of every spec. Subclasses declare parameters, fixes, pools, slots and actions."""
 
     requests = param(2, "concurrent requests", minimum=1)
@@ -51,6 +100,12 @@ class Spec:
             for attr, value in vars(klass).items():
                 if isinstance(value, Param):
                     params[attr] = value
+                elif attr in params and isinstance(value, int) and not isinstance(value, bool):
+                    # `requests = 1` in a subclass: the inherited parameter, with this default
+                    # (not a plain attribute that the parameter's default would silently override)
+                    inherited = params[attr]
+                    params[attr] = Param(value, inherited.help, minimum=inherited.minimum)
+                    params[attr].name = attr
                 elif isinstance(value, Fix):
                     fixes[value.name] = value
                 elif isinstance(value, Pool):
@@ -61,6 +116,7 @@ class Spec:
                     actions[attr] = _action_decl(value, dict(vars(klass)))
                 elif callable(value) and hasattr(value, "__ownership_property__"):
                     props[kebab(attr)] = PropertyDecl(value, kebab(attr), value.__ownership_property__)
+        _check_names(cls, params, pools, slots, actions, props)
         cls._params, cls._fixes, cls._pools = params, fixes, pools
         cls._slots, cls._actions, cls._properties = slots, actions, props
         for release, names in cls.releases.items():
@@ -134,6 +190,27 @@ class Spec:
     @classmethod
     def checks_leak(cls) -> bool:
         return cls.finished is not Spec.finished
+
+
+def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots: dict[str, Any],
+                 actions: dict[str, Any], props: dict[str, Any]) -> None:
+    """Refuse declarations whose names mean something else already."""
+    from ..kernel import PROPERTIES
+
+    file = inspect.getsourcefile(cls) if cls.__module__ != __name__ else None
+    state_names = _state_names()
+    for kind, names in (("pool", pools), ("slot", slots), ("action", actions), ("parameter", params)):
+        for n in names:
+            if n in _SPEC_NAMES or (kind == "parameter" and n in _INSTANCE_NAMES):
+                raise SpecError(f"{kind} {n!r} of {cls.__name__} takes the name of a hook of Spec: rename it", file=file)
+            if kind == "slot" and (n in state_names or n.startswith("_")):
+                raise SpecError(f"slot {n!r} of {cls.__name__} would be hidden by s.{n} of the state (an"
+                                " operation of the kernel or of ownership): rename it", file=file)
+    for n, decl in props.items():
+        if n in PROPERTIES:
+            raise SpecError(f"property {n!r} of {cls.__name__} has the name of the kernel's built-in property:"
+                            " rename it (the kernel checks that one already)", file=file,
+                            line=getattr(getattr(decl.fn, "__code__", None), "co_firstlineno", None))
 
 
 def did_you_mean(name: str, choices: Any) -> str:

@@ -4,16 +4,26 @@
 and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, `s.share`, `s.take`,
 and the queries `s.owned`, `s.holds`, `s.free_pages`, `s.in_flight`, `s.reused`) act on the shadow page
 state of ownership.kernel. An interpreter subclasses StateView and supplies how values are
-read, written, guarded and judged (`_get`, `_set`, `_index`, `require`, `_flag`).
+read, stored, guarded and judged (`_get`, `_store`, `_index`, `require`, `_flag`), and how a
+state-dependent spec error is handled (`_check`: the concrete interpreter raises it, the
+tracer records its condition; ownership.lang.faults).
+
+Every write is checked here, once for every interpreter: the value's sort against the slot's
+(ownership.lang.sorts), and its range against the slot's domain at every write, not only the
+last one of an action (a state-dependent error: `_check("domain", ...)`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
+from . import faults, sorts
+from .location import spec_location
+from .sorts import BOOL, INT, TYPE_SORT
 from .spec import did_you_mean
-from .values import If, spec_location
+from .values import If, page
 
 if TYPE_CHECKING:
     from .model import Model, SlotInfo
@@ -29,7 +39,8 @@ class StateView:
     def _get(self, i: int, info: SlotInfo) -> Any:
         raise NotImplementedError
 
-    def _set(self, i: int, value: Any, info: SlotInfo) -> None:
+    def _store(self, i: int, value: Any, info: SlotInfo) -> None:
+        """Store an already checked value at state position i."""
         raise NotImplementedError
 
     def _index(self, i: Any) -> int | None:
@@ -46,6 +57,24 @@ class StateView:
         page's owner or content found, `expected` the content the reader expected."""
         raise NotImplementedError
 
+    def _check(self, kind: str, bad: Any, message: Callable[[], str]) -> None:
+        """A state-dependent spec error of `kind` (ownership.lang.faults) where `bad` holds:
+        the concrete interpreter raises SpecError(message()), the tracer records `bad`."""
+        raise NotImplementedError
+
+    def _outside(self, v: Any, lo: int, hi: int | None) -> Any:
+        """The condition `v < lo or v > hi` (no upper bound when hi is None) on the integer (or
+        bitmask) representation of v."""
+        raise NotImplementedError
+
+    def _has_bits(self, v: Any, mask: int) -> Any:
+        """The condition `v & mask != 0` on the bitmask representation of v."""
+        raise NotImplementedError
+
+    def _int(self, v: Any) -> int:
+        """The integer of a value (the concrete interpreter only: for error messages)."""
+        raise NotImplementedError
+
     # -- page-set helpers an interpreter may speed up (same values, fewer steps) ----------------
 
     def _members(self, pages: Any, size: int) -> Any:
@@ -58,19 +87,19 @@ class StateView:
         return range(size)
 
     def _positions(self, name: str, value: Any) -> Any:
-        """The set (bitmask) of indices of array slot `name` whose element equals `value`."""
+        """The page set of indices of array slot `name` whose element equals `value`."""
         arr = self._array(name)
         out: Any = 0
         for p in range(len(arr)):
-            out = out | If(arr[p] == value, 1 << p, 0)
+            out = out | If(arr[p] == value, page(p), 0)
         return out
 
     def _bit_positions(self, name: str, bit: Any) -> Any:
-        """The set (bitmask) of indices of array slot `name` whose element has `bit` set."""
+        """The page set of indices of array slot `name` whose element has `bit` set."""
         arr = self._array(name)
         out: Any = 0
         for p in range(len(arr)):
-            out = out | If((arr[p] & bit) != 0, 1 << p, 0)
+            out = out | If((arr[p] & bit) != 0, page(p), 0)
         return out
 
     # -- slots ---------------------------------------------------------------------------------
@@ -88,6 +117,20 @@ class StateView:
             raise SpecError(f"{name} is an array; assign one element, e.g. s.{name}[r] = ...", file=file, line=line)
         self._set(info.offset, value, info)
 
+    def _set(self, i: int, value: Any, info: SlotInfo) -> None:
+        """Write state position i: the sort and the domain are checked at every write of the
+        spec (the kernel's own writes are in their domains by construction)."""
+        if not info.kernel:
+            if TYPE_SORT.get(type(value)) is not info.sort:
+                sorts.expect(value, info.sort, f"{info.element(i - info.offset)} := ...")
+            if info.sort is not BOOL:
+                bad = self._outside(value, info.lo, info.hi)
+                if bad is not False:
+                    self._check("domain", bad,
+                                lambda: faults.domain_message(info.element(i - info.offset), self._int(value),
+                                                              info.lo, info.hi))
+        self._store(i, value, info)
+
     def _array(self, name: str) -> ArrayView:
         """Any array slot by its full name, kernel slots included (for ownership.kernel)."""
         return ArrayView(self, self.model.by_name[name])
@@ -103,6 +146,18 @@ class StateView:
                 file=file, line=line,
             )
         return info
+
+    def _property(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
+        """The condition a property (an invariant, a sometimes, a lemma, `finished`) returns."""
+        got = fn(self.model.spec, self, *args)
+        if got is None:
+            code = getattr(fn, "__code__", None)
+            file = code.co_filename if code else None
+            line = code.co_firstlineno if code else None
+            raise SpecError("it returned None instead of a condition: did it forget `return`?",
+                            file=file, line=line)
+        sorts.condition(got, what)
+        return got
 
     # -- kernel operations (ownership.kernel), one definition for every interpreter -----------
 
@@ -169,37 +224,54 @@ class ArrayView:
         self.info = info
 
     def _pos(self, i: Any) -> int | None:
+        """The state position of element i, or None when i is a symbolic index. An index out of
+        range is a spec error: at once when it is known (a Python int or a concrete value)."""
+        info = self.info
+        if not info.kernel and TYPE_SORT.get(type(i)) is not INT:
+            sorts.expect(i, INT, f"the index of {info.name}")
         k = self.s._index(i)
         if k is None:
             return None
-        k -= self.info.base
-        if not 0 <= k < self.info.length:
+        k -= info.base
+        if not 0 <= k < info.length:
             file, line = spec_location()
-            first = self.info.base
-            raise SpecError(
-                f"index {k + first} is out of range for {self.info.name} ({first}..{first + self.info.length - 1})",
-                file=file, line=line,
-            )
-        return self.info.offset + k
+            raise SpecError(faults.index_message(k + info.base, info.name, info.base, info.base + info.length - 1),
+                            file=file, line=line)
+        return info.offset + k
+
+    def _symbolic_index(self, i: Any) -> None:
+        """A state-dependent index: out of range is a spec error where it happens."""
+        info = self.info
+        lo, hi = info.base, info.base + info.length - 1
+        self.s._check("index", self.s._outside(i, lo, hi),
+                      lambda: faults.index_message(self.s._int(i), info.name, lo, hi))
 
     def __getitem__(self, i: Any) -> Any:
         pos = self._pos(i)
         if pos is not None:
             return self.s._get(pos, self.info)
-        from .values import select
-        return select(list(self), i - self.info.base, 0)
+        from .values import ops_of
+
+        self._symbolic_index(i)
+        values = list(self)
+        return ops_of(i).select(values, i - self.info.base, self.info.lo, self.info.sort)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         pos = self._pos(i)
         if pos is not None:
             self.s._set(pos, value, self.info)
             return
-        for k in range(self.info.length):
-            old = self.s._get(self.info.offset + k, self.info)
-            self.s._set(self.info.offset + k, If(i == k + self.info.base, value, old), self.info)
+        self._symbolic_index(i)
+        info = self.info
+        for k in range(info.length):
+            old = self.s._get(info.offset + k, info)
+            self.s._set(info.offset + k, If(i == k + info.base, value, old), info)
 
     def __iter__(self) -> Any:
         return (self.s._get(self.info.offset + k, self.info) for k in range(self.info.length))
 
     def __len__(self) -> int:
         return self.info.length
+
+
+__all__ = ["ArrayView", "StateView"]
