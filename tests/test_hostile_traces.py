@@ -346,7 +346,7 @@ def read_text_or_refuse(text: str) -> Trace | None:
     return trace
 
 
-@fuzz(300)
+@fuzz(200)
 @given(json_values)
 def test_any_json_document_is_a_trace_or_a_trace_format_error(doc):
     """Arbitrary JSON (NaN, Infinity, huge integers, lone surrogates included), as text and as
@@ -368,7 +368,7 @@ itf_documents = st.fixed_dictionaries({
     json_values, max_size=5) | json_values}) | json_values})
 
 
-@fuzz(300)
+@fuzz(150)
 @given(itf_documents)
 def test_any_itf_shaped_document_is_a_trace_or_a_trace_format_error(doc):
     """Documents with the keys of a trace (vars, states, #meta.ownership) and arbitrary
@@ -377,7 +377,7 @@ def test_any_itf_shaped_document_is_a_trace_or_a_trace_format_error(doc):
     read_text_or_refuse(json.dumps(doc, allow_nan=True))
 
 
-@fuzz(200)
+@fuzz(150)
 @given(st.binary(max_size=64) | st.text(max_size=64).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_any_file_content_is_a_trace_or_a_trace_format_error(content):
     """Any bytes in a trace file (not UTF-8, not JSON, empty) read as a Trace or raise
@@ -448,7 +448,7 @@ def _sglang_pd() -> Any:
     return _MODEL[0]
 
 
-@fuzz(150)
+@fuzz(120)
 @given(mutated_incident())
 def test_a_mutated_real_trace_is_refused_or_shown_and_replayed_cleanly(doc):
     """A mutation of a real trace reads as a TraceFormatError, or as a Trace that the
