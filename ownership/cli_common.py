@@ -34,8 +34,10 @@ def debugging(ctx: click.Context | None = None) -> bool:
     return bool(root is not None and root.params.get("debug"))
 
 
-def _command_line() -> str:
-    return shlex.join(["ownership", *sys.argv[1:]])
+def _command_line(ctx: click.Context) -> str:
+    """The command as the user typed it (its arguments as the outermost command parsed them)."""
+    argv = ctx.find_root().meta.get("ownership.argv", sys.argv[1:])
+    return shlex.join(["ownership", *argv])
 
 
 def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
@@ -63,7 +65,7 @@ def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
             traceback.print_exc()
         where = "" if debugging(ctx) else " (the traceback: add --debug)"
         echo(f"internal error: this is a bug of ownership, not of your spec or input:"
-             f" {type(e).__name__}: {e}. Please report it with the command: {_command_line()}{where}",
+             f" {type(e).__name__}: {e}. Please report it with the command: {_command_line(ctx)}{where}",
              err=True)
         ctx.exit(EXIT_INTERNAL)
 
@@ -71,12 +73,22 @@ def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
 class OwnershipCommand(click.Command):
     """A click command that turns bad input into `error: ...` and exit code 2."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # (run alone, as the tests do, the command's own name comes first; under the group the
+        # group has recorded the whole command line already)
+        ctx.meta.setdefault("ownership.argv", [ctx.info_name or "", *args])
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         return _run_reporting_errors(super().invoke, ctx)
 
 
 class OwnershipGroup(click.Group):
     """A click group that turns bad input into `error: ...` and exit code 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta.setdefault("ownership.argv", list(args))
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         return _run_reporting_errors(super().invoke, ctx)

@@ -151,3 +151,21 @@ def test_the_progress_line_appears_only_after_a_second(capsys):
     progress(Progress(states=5_000, transitions=9_000, depth=7, seconds=2.0))
     err = capsys.readouterr().err
     assert "5,000 states" in err and "depth 7" in err and "states/s" in err
+
+
+def test_an_internal_error_exits_4_with_one_line_and_the_traceback_only_under_debug(monkeypatch):
+    """A bug of ownership (here: an assertion inside check) is never exit 0 or 1: exit 4, one
+    `internal error:` line naming the command to report; `--debug` adds the traceback."""
+    from ownership import api
+
+    def broken(*args, **kwargs):
+        raise AssertionError("the batch and concrete interpreters disagree")
+
+    monkeypatch.setattr(api, "check", broken)
+    run = run_cli("check", "sglang_pd")
+    assert run.code == 4
+    assert run.err.startswith("internal error: this is a bug of ownership") and run.err.count("\n") == 1
+    assert "AssertionError: the batch and concrete interpreters disagree" in run.err
+    assert "ownership check sglang_pd" in run.err and "Traceback" not in run.err
+    debug = run_cli("--debug", "check", "sglang_pd")
+    assert debug.code == 4 and "Traceback" in debug.err
