@@ -9,7 +9,7 @@
 3. `prove` on the fixed spec, and the parametric question (prefill_pool symbolic).
 
 Prints a Markdown table; benchmarks/RESULTS.md (section "The symbolic engine") records a run. Not a test: timings depend
-on the machine (STYLE.md, "Benchmarks live in benchmarks/").
+on the machine (speed is measured in benchmarks/, not in timed tests).
 """
 
 from __future__ import annotations

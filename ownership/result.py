@@ -39,7 +39,7 @@ class Verdict(enum.Enum):
         return self.exit_code
 
 
-#: The exit codes of every command, for docs and `--help` (one table, DESIGN.md section 4).
+#: The exit codes of every command, for docs and `--help` (one table; docs/cli.md shows it).
 EXIT_CODES: dict[int, str] = {
     0: "verified, or bounded without a violation (a replay: the trace no longer violates)",
     1: "violated: a property fails and a trace is attached",

@@ -23,7 +23,7 @@ CASES = [
 
 
 def test_every_kernel_property_has_a_violating_spec():
-    """The zoo covers every built-in property of DESIGN.md section 3."""
+    """The zoo covers every built-in property of the kernel (ownership.kernel.PROPERTIES)."""
     assert sorted(c[1] for c in CASES) == sorted(PROPERTIES)
 
 

@@ -1,4 +1,4 @@
-"""The end-to-end SGLang disaggregation spec, release by release: C1, C3 and C4 of bugs.md as
+"""The end-to-end SGLang disaggregation spec, release by release: C1, C3 and C4 of docs/bugs.md as
 shortest counterexamples, and the fixes that remove them, with their state counts pinned.
 
 A change to the spec or the kernel that moves a count or a shortest length must be looked at.

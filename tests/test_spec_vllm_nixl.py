@@ -1,4 +1,4 @@
-"""The vLLM NIXL pull-mode spec: V1 and V5 of bugs.md as shortest counterexamples, and the fixes
+"""The vLLM NIXL pull-mode spec: V1 and V5 of docs/bugs.md as shortest counterexamples, and the fixes
 that remove them, with their state counts pinned.
 
 A change to the spec or the kernel that moves a count or a shortest length must be looked at.

@@ -43,7 +43,7 @@ from ..lang.model import Model
 from ..lang.values import PYTHON, bit_of
 from .symbolic import BOOL, INT, PAGES, Term, trace_model
 
-#: Largest pool (in pages) whose page sets fit one int64 column (DESIGN.md section 3).
+#: Largest pool (in pages) whose page sets fit one int64 column (docs/engines.md).
 MAX_POOL_PAGES = 64
 
 _INT64_MIN = -(1 << 63)

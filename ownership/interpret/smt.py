@@ -5,7 +5,7 @@ expression graphs: the guard, the value of every assignment, the condition of ev
 flag, and the spec's state properties. This module gives those graphs a meaning in z3, so the
 bounded model checker and k-induction (ownership.engines.bmc) check the spec's own action
 functions and the kernel's own operations: nothing is written a second time for the solver
-(DESIGN.md section 2, docs/adr/0001-trace-to-our-own-terms.md).
+(docs/adr/0001-trace-to-our-own-terms.md).
 
 Encoding (docs/engines.md, "the symbolic encoding"):
 - Every integer value is a signed bit-vector of ONE width W, chosen per model by an interval

@@ -77,7 +77,7 @@ class Spec(metaclass=_SpecMeta):
     requests = param(2, "concurrent requests", minimum=1)
 
     #: Engine releases as named fix sets, e.g. {"0.5.20": ["post-forward-retire"]}:
-    #: `--version 0.5.20` turns on exactly the fixes that release had (DESIGN.md section 3).
+    #: `--version 0.5.20` turns on exactly the fixes that release had (docs/spec-language.md).
     releases: ClassVar[dict[str, list[str]]] = {}
 
     # Filled by __init_subclass__, in declaration order (base classes first).

@@ -1,5 +1,5 @@
 """Violates double-free: a grammar error releases a request's pages, and the transfer's
-terminal cleanup releases them again (bugs.md C9, #30937).
+terminal cleanup releases them again (docs/bugs.md C9, #30937).
 
 With the fix `release-once`, the error path leaves the release to the terminal cleanup."""
 

@@ -1,5 +1,5 @@
 """Violates free-in-flight: a receiver frees a page while a transfer into it is in flight
-(bugs.md C3/V1: abort during an RDMA write or NIXL READ).
+(docs/bugs.md C3/V1: abort during an RDMA write or NIXL READ).
 
 With the fix `hold-until-landed`, the receiver keeps the page until the write has landed."""
 

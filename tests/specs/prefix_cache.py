@@ -1,4 +1,4 @@
-"""A shared, keyed pool: a prefix cache whose index outlives an eviction (vLLM #4764, bugs.md V9).
+"""A shared, keyed pool: a prefix cache whose index outlives an eviction (vLLM #4764, docs/bugs.md V9).
 
 Requests r1 and r3 share a prompt prefix (key k1); r2 has another (k2). A miss allocates a
 page and computes the prefix's KV into it; a hit takes a reference to the cached page. The

@@ -1,5 +1,5 @@
 """Violates write-unowned: the sender writes into a page its receiver gave up and another
-request took (the shape of bugs.md C3, without a transfer in flight at the free).
+request took (the shape of docs/bugs.md C3, without a transfer in flight at the free).
 
 With the fix `abort-notifies-sender`, the receiver's abort withdraws the sender's target."""
 
