@@ -1,0 +1,384 @@
+"""The runner: checks one generated spec with every engine and compares each answer with the oracle.
+
+`check_spec(spec)` writes the spec to a file, loads it with ownership's own loader, runs the
+oracle (tests/differential/oracle.py) and then each engine on a fresh model:
+
+| engine   | call                                             | must answer                                  |
+|----------|--------------------------------------------------|----------------------------------------------|
+| explicit | ownership.engines.explicit.check                 | the oracle's decision; when verified, its     |
+|          |                                                  | state and transition counts and sometimes    |
+| batch    | ownership.engines.batch.check                    | the same                                     |
+| symmetry | batch.check(symmetry=True)                       | the same (states before symmetry), or refuse |
+|          |                                                  | the spec as not symmetric (a UsageError)     |
+| bmc      | bmc.check, max_depth = the event's depth, or the | the decision; when nothing happens: verified |
+|          | deepest depth + 1 when nothing happens           | iff no execution is longer than the deepest  |
+|          |                                                  | depth, else bounded at that depth + 1        |
+| prove    | bmc.run_proof, k = that same depth (at least 1)  | the decision when something happens (k is    |
+|          |                                                  | deep enough); else verified or inconclusive  |
+| fuzz     | fuzz.check, a few derandomised runs              | only what the oracle has at some depth, and  |
+|          |                                                  | never verified                               |
+
+"The decision" (oracle.Decision): at the shallowest depth d where a violation or a spec
+error happens, a violation gives `violated` with a trace of d steps whose property is among
+those violated at d; otherwise a SpecError whose file and line are among the errors at d.
+
+An engine's answer is recorded as an `Answer` (never an exception); Python warnings raised
+inside an engine (numpy's "divide by zero") are recorded with it, as the command line would
+only print them. A disagreement is a `Problem`; `Report.failure_text` says everything needed
+to reproduce it, and `Report.save` writes the spec and that text under the failures directory
+(OWNERSHIP_DIFFERENTIAL_DIR, by default <tmp>/ownership-differential).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ownership.api import model_for
+from ownership.errors import SpecError, UsageError
+from ownership.lang.model import Model
+
+from .generator import SEEDED_KINDS, GeneratedSpec
+from .oracle import Oracle, Where, explore, where
+
+ENGINES = ("explicit", "batch", "symmetry", "bmc", "prove", "fuzz")
+
+#: Fuzz lightly: a few derandomised runs per spec.
+FUZZ_RUNS = 10
+FUZZ_STEPS = 8
+
+
+def failures_dir() -> Path:
+    """Where disagreeing specs are written (OWNERSHIP_DIFFERENTIAL_DIR, or a temp directory)."""
+    env = os.environ.get("OWNERSHIP_DIFFERENTIAL_DIR")
+    return Path(env) if env else Path(tempfile.gettempdir()) / "ownership-differential"
+
+
+_WORK: list[Path] = []
+
+
+def work_dir() -> Path:
+    """A directory of this process for the specs under test (each file named by its content)."""
+    if not _WORK:
+        _WORK.append(Path(tempfile.mkdtemp(prefix="ownership-differential-")))
+    return _WORK[0]
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@dataclass
+class Answer:
+    """What one engine said about one spec."""
+
+    engine: str
+    outcome: str                  # violated | verified | bounded | inconclusive | spec-error | refused | crash
+    prop: str | None = None
+    also: tuple[str, ...] = ()
+    length: int | None = None
+    states: int | None = None
+    transitions: int | None = None
+    before_symmetry: int | None = None
+    bound: int | None = None
+    complete: bool = False
+    where: Where | None = None
+    message: str = ""
+    sometimes: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    call: str = ""                # how the engine was called
+
+    def describe(self) -> str:
+        head = f"{self.engine:9} {self.outcome}"
+        if self.outcome == "violated":
+            head += f" {self.prop} in {self.length} steps" + (f" (also {', '.join(self.also)})" if self.also else "")
+        elif self.outcome == "spec-error":
+            head += f" at {os.path.basename(self.where[0] or '?') if self.where else '?'}:{self.where[1] if self.where else '?'}"
+        elif self.outcome in ("verified", "bounded", "inconclusive"):
+            counts = []
+            if self.states:
+                counts.append(f"{self.states} states")
+            if self.transitions:
+                counts.append(f"{self.transitions} transitions")
+            if self.before_symmetry is not None:
+                counts.append(f"{self.before_symmetry} before symmetry")
+            if self.bound is not None:
+                counts.append(f"bound {self.bound}")
+            head += f" ({', '.join(counts)})" if counts else ""
+        if self.message and self.outcome in ("spec-error", "refused", "crash", "inconclusive"):
+            head += f": {_one_line(self.message)}"
+        if self.warnings:
+            head += f" [warnings: {'; '.join(sorted(set(self.warnings)))}]"
+        return head + (f"   <- {self.call}" if self.call else "")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _from_result(engine: str, result: Any) -> Answer:
+    cov = result.coverage
+    a = Answer(engine, result.verdict.word, states=cov.states, transitions=cov.transitions,
+               before_symmetry=cov.states_before_symmetry, bound=cov.bound_depth, complete=cov.complete,
+               sometimes=dict(result.sometimes or {}))
+    if result.trace is not None and result.trace.violation is not None:
+        v = result.trace.violation
+        a.prop, a.also, a.length = v.property, tuple(v.also), len(result.trace.steps) - 1
+    if result.verdict.word == "inconclusive":
+        a.message = f"stopped by {cov.stopped_by}"
+    return a
+
+
+def run_engine(engine: str, call: str, fn: Callable[[], Any]) -> Answer:
+    """Run one engine; every outcome, an exception included, becomes an Answer."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            answer = _from_result(engine, fn())
+        except SpecError as e:
+            answer = Answer(engine, "spec-error", where=where(e), message=str(e))
+        except UsageError as e:
+            answer = Answer(engine, "refused", message=str(e))
+        except Exception as e:  # an engine's own failure is an answer too (a bug of ownership)
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if "ownership" in f.filename]
+            at = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+            answer = Answer(engine, "crash", message=f"{type(e).__name__}: {e}{at}")
+    answer.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+    answer.call = call
+    return answer
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+@dataclass
+class Problem:
+    """One disagreement between an engine and the oracle."""
+
+    engine: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.engine}: {self.text}"
+
+
+def _decided(a: Answer, oracle: Oracle, *, counts: bool, states_field: str = "states") -> list[str]:
+    """The exhaustive engines' rule: the oracle's decision, and its counts when verified."""
+    d = oracle.decision()
+    out = []
+    if d.verdict == "violated":
+        if a.outcome != "violated":
+            out.append(f"answered {a.outcome}, the reference finds {d.describe()}")
+        else:
+            if a.length != d.depth:
+                out.append(f"counterexample of {a.length} steps, the shortest is {d.depth}")
+            if a.prop not in d.allowed:
+                out.append(f"reports {a.prop}, violated at depth {d.depth}: {', '.join(sorted(d.allowed))}")
+    elif d.verdict == "spec-error":
+        if a.outcome != "spec-error":
+            out.append(f"answered {a.outcome}, the reference finds {d.describe()}")
+        elif a.where not in d.allowed:
+            out.append(f"spec error at {a.where}, the reference raises at depth {d.depth}: {d.describe()}")
+    else:
+        if a.outcome != "verified":
+            out.append(f"answered {a.outcome}, the reference verifies every reachable state")
+        elif counts:
+            got = getattr(a, states_field)
+            if got != oracle.states:
+                out.append(f"{got} states, the reference reaches {oracle.states}")
+            if states_field == "states" and a.transitions != oracle.transitions:
+                out.append(f"{a.transitions} transitions, the reference has {oracle.transitions}")
+            if a.sometimes != oracle.sometimes:
+                out.append(f"sometimes {a.sometimes}, the reference finds {oracle.sometimes}")
+    return out
+
+
+def compare(oracle: Oracle, answers: dict[str, Answer]) -> list[Problem]:
+    """Every disagreement between the engines' answers and the oracle (see the module docstring)."""
+    problems: list[Problem] = []
+
+    def add(engine: str, texts: list[str]) -> None:
+        problems.extend(Problem(engine, t) for t in texts)
+
+    d = oracle.decision()
+    for engine in ("explicit", "batch"):
+        if engine in answers:
+            add(engine, _decided(answers[engine], oracle, counts=True))
+    if "symmetry" in answers and answers["symmetry"].outcome != "refused":
+        add("symmetry", _decided(answers["symmetry"], oracle, counts=True, states_field="before_symmetry"))
+    if "bmc" in answers:
+        a = answers["bmc"]
+        if d.verdict != "verified":
+            add("bmc", _decided(a, oracle, counts=False))
+        else:
+            add("bmc", _bmc_pass(a, oracle))
+    if "prove" in answers:
+        a = answers["prove"]
+        if d.verdict != "verified":
+            add("prove", _decided(a, oracle, counts=False))
+        elif a.outcome not in ("verified", "inconclusive"):
+            add("prove", [f"answered {a.outcome}, the reference verifies every reachable state"])
+    if "fuzz" in answers:
+        add("fuzz", _fuzz(answers["fuzz"], oracle))
+    return problems
+
+
+def _bmc_pass(a: Answer, oracle: Oracle) -> list[str]:
+    """bmc to the deepest depth + 1 on a spec where nothing happens."""
+    exhausted = oracle.longest == oracle.deepest
+    want = "verified" if exhausted else "bounded"
+    out = []
+    if a.outcome != want:
+        why = ("no execution is longer than" if exhausted else "some execution is longer than")
+        out.append(f"answered {a.outcome}, want {want}: {why} {oracle.deepest} steps"
+                   f" (longest: {'unbounded' if oracle.longest is None else oracle.longest})")
+    elif want == "bounded" and a.bound != oracle.deepest + 1:
+        out.append(f"bounded at {a.bound}, asked for {oracle.deepest + 1}")
+    if a.outcome in ("verified", "bounded"):
+        got = {n: a.sometimes.get(n) is True for n in oracle.sometimes}
+        if got != oracle.sometimes:
+            out.append(f"sometimes {a.sometimes}, the reference finds {oracle.sometimes}")
+    return out
+
+
+def _fuzz(a: Answer, oracle: Oracle) -> list[str]:
+    """Random runs may miss anything, but may report only what the oracle has at some depth."""
+    if a.outcome == "violated":
+        ever = oracle.ever_violated()
+        if a.prop not in ever:
+            return [f"reports {a.prop}, which the reference never finds (it finds {sorted(ever) or 'nothing'})"]
+        if a.length is not None and a.length < ever[a.prop]:
+            return [f"reports {a.prop} in {a.length} steps, the shortest is {ever[a.prop]}"]
+        return []
+    if a.outcome == "spec-error":
+        ever = oracle.ever_raised()
+        if a.where not in ever:
+            return [f"spec error at {a.where}, which the reference never raises"]
+        return []
+    if a.outcome == "bounded" and not a.complete:
+        return []
+    return [f"answered {a.outcome}{' (complete)' if a.complete else ''}; random runs can only be bounded"]
+
+
+# --------------------------------------------------------------------------- one spec
+
+
+@dataclass
+class Report:
+    """Everything about one generated spec: where it is, the oracle, the answers, the problems."""
+
+    spec: GeneratedSpec
+    path: Path
+    oracle: Oracle | None = None
+    answers: dict[str, Answer] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    load_error: SpecError | None = None
+    skipped: str | None = None       # why the spec was not compared (too large)
+
+    @property
+    def symmetry_refused(self) -> bool:
+        a = self.answers.get("symmetry")
+        return a is not None and a.outcome == "refused"
+
+    def failure_text(self, saved: Path | None = None) -> str:
+        path = saved or self.path
+        lines = [f"engines disagree on a generated spec: {path}",
+                 f"  reproduce: ownership check {path} {self.spec.options()}".rstrip()]
+        if self.oracle is not None:
+            lines.append(f"  reference (BFS over the concrete interpreter): {self.oracle.describe()}")
+        if self.oracle is not None and self.oracle.raw:
+            raw = "; ".join(f"{Path(w[0] or '?').name}:{w[1]}: {_one_line(x, 120)}" for w, x in self.oracle.raw.items())
+            lines.append(f"  the reference raises exceptions that are not SpecErrors: {raw}")
+        if self.load_error is not None:
+            lines.append(f"  the loader refuses it: {_one_line(str(self.load_error))}")
+        for a in self.answers.values():
+            lines.append(f"  {a.describe()}")
+        lines.append("  disagreements:")
+        lines += [f"    {p}" for p in self.problems]
+        return "\n".join(lines)
+
+    def save(self) -> Path:
+        """Write the spec and what every engine answered under failures_dir(); the spec's path."""
+        saved = self.spec.write(failures_dir())
+        saved.with_suffix(".txt").write_text(self.failure_text(saved) + "\n")
+        return saved
+
+
+def load(spec: GeneratedSpec, path: Path) -> Model:
+    return model_for(str(path), params=spec.params, fixes=spec.fixes)
+
+
+def reference_model(spec: GeneratedSpec, path: Path) -> Model:
+    """The model without the loader's symbolic validation (for a spec the loader refuses)."""
+    from ownership.lang.loader import load_spec
+
+    cls = load_spec(str(path))
+    return Model(cls(params=spec.params, fixes=spec.fixes))
+
+
+def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[str, ...] = ENGINES) -> dict[str, Answer]:
+    """Every engine's answer, each on a freshly loaded model (one engine cannot spoil another)."""
+    from ownership.engines import batch, bmc, explicit, fuzz
+
+    d = oracle.first
+    depth = d if d is not None else oracle.deepest + 1
+    k = max(depth, 1)
+    calls: dict[str, tuple[str, Callable[[Model], Any]]] = {
+        "explicit": ("explicit.check(model)", lambda m: explicit.check(m)),
+        "batch": ("batch.check(model)", lambda m: batch.check(m)),
+        "symmetry": ("batch.check(model, symmetry=True)", lambda m: batch.check(m, symmetry=True)),
+        "bmc": (f"bmc.check(model, max_depth={depth})", lambda m: bmc.check(m, max_depth=depth)),
+        "prove": (f"bmc.run_proof(model, k={k})", lambda m: bmc.run_proof(m, k=k)),
+        "fuzz": (f"fuzz.check(model, runs={FUZZ_RUNS}, steps={FUZZ_STEPS}, profile='ci')",
+                 lambda m: fuzz.check(m, runs=FUZZ_RUNS, steps=FUZZ_STEPS, profile="ci", database=None)),
+    }
+    out = {}
+    for engine in engines:
+        call, fn = calls[engine]
+        out[engine] = run_engine(engine, call, lambda fn=fn: fn(load(spec, path)))
+    return out
+
+
+def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_states: int | None = None) -> Report:
+    """Load `spec`, explore it with the oracle, run the engines and compare (module docstring)."""
+    from .oracle import MAX_STATES
+
+    path = spec.write(work_dir())
+    report = Report(spec, path)
+    try:
+        load(spec, path)
+    except SpecError as e:
+        report.load_error = e
+    model = reference_model(spec, path) if report.load_error is not None else load(spec, path)
+    report.oracle = explore(model, max_states=max_states or MAX_STATES, watch=set(spec.seeded))
+    if report.oracle.truncated:
+        report.skipped = f"more than {max_states or MAX_STATES} states"
+        return report
+    if report.load_error is not None:
+        ever = report.oracle.ever_raised()
+        if where(report.load_error) not in ever and report.load_error.line not in spec.seeded:
+            report.problems.append(Problem("loader", (
+                f"refuses the spec ({_one_line(str(report.load_error))}), which the reference runs:"
+                f" {report.oracle.decision().describe()}")))
+        return report
+    report.answers = run_engines(spec, path, report.oracle, engines)
+    report.problems = compare(report.oracle, report.answers)
+    return report
+
+
+def unraised_seeded(report: Report) -> list[str]:
+    """Seeded errors the reference ran without raising a SpecError on their line."""
+    if report.oracle is None:
+        return []
+    return [f"line {line} ({SEEDED_KINDS[report.spec.seeded[line]]}): ran in {step} without a spec error"
+            for line, step in sorted(report.oracle.unraised.items())]
+
+
+__all__ = ["ENGINES", "Answer", "Problem", "Report", "check_spec", "compare", "failures_dir", "run_engine",
+           "unraised_seeded"]
