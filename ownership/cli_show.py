@@ -19,20 +19,9 @@ import sys
 
 import click
 
-from .cli_common import OwnershipCommand, OwnershipGroup, echo
+from .cli_common import OwnershipCommand, echo
 from .errors import UsageError
 from .trace import write_output
-
-
-class _Command(OwnershipCommand):
-    """A command that reports bad input itself when invoked alone, and leaves it to the
-    `ownership` group when invoked through it: reported twice, the inner report's exit
-    (click's Exit) would reach the group's handler as an internal error (exit 4)."""
-
-    def invoke(self, ctx: click.Context) -> object:
-        if ctx.parent is not None and isinstance(ctx.parent.command, OwnershipGroup):
-            return click.Command.invoke(self, ctx)
-        return super().invoke(ctx)
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, int]:
@@ -48,7 +37,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
-@click.command(cls=_Command)
+@click.command(cls=OwnershipCommand)
 @click.argument("trace_file", metavar="TRACE")
 @click.option("--step", type=int, default=None, metavar="K", help="Show step K alone, with its whole state (with --html: open at step K).")
 @click.option("--diff", is_flag=True, help="Show only what changed at each step.")
@@ -90,7 +79,7 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
         echo(text)
 
 
-@click.command(cls=_Command)
+@click.command(cls=OwnershipCommand)
 @click.argument("spec")
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
 @click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
