@@ -177,7 +177,9 @@ class ConcreteOps(Ops):
     """The spec language's operations on concrete values."""
 
     def If(self, c: Any, a: Any, b: Any, sort: str) -> Any:
-        return a if _v(c) else b
+        # a value of the language even when the branch chosen is a Python constant: the
+        # tracer's ite is one too, so that ~(If(c, 1, 2) == 2) is logical in both
+        return _make(sort, _v(a if _v(c) else b))
 
     def popcount(self, m: Any) -> Any:
         return CInt(_v(m).bit_count())
@@ -193,7 +195,7 @@ class ConcreteOps(Ops):
 
     def select(self, values: list[Any], idx: Any, default: Any, sort: str) -> Any:
         i = _v(idx)
-        return values[i] if 0 <= i < len(values) else _make(sort, _v(default))
+        return _make(sort, _v(values[i] if 0 <= i < len(values) else default))
 
     def complement(self, m: Any) -> Any:
         return CPages(~_v(m))
