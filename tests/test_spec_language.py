@@ -31,8 +31,8 @@ def test_concrete_conditions_negate_logically():
 
 def test_if_min_max_choose_concretely():
     """If, Min and Max on concrete values pick the right operand."""
-    assert If(CInt(1) == 1, 5, 7) == 5
-    assert Min(CInt(4), 2) == 2
+    assert If(CInt(1) == 1, 5, 7).v == 5
+    assert Min(CInt(4), 2).v == 2
     assert Max(CInt(4), 2).v == 4
     assert Min(CInt(1), 2).v == 1
 
