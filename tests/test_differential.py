@@ -27,7 +27,17 @@ from typing import Any
 
 import pytest
 from differential.generator import GeneratedSpec, specs
-from differential.runner import ENGINES, Report, check_spec, load, unraised_seeded, work_dir
+from differential.hunt import FINDINGS
+from differential.runner import (
+    ENGINES,
+    STEPS,
+    Report,
+    check_spec,
+    finding,
+    load,
+    unraised_seeded,
+    work_dir,
+)
 from differential.steps import batch_steps, in_domain, reachable, z3_step
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -217,6 +227,18 @@ def test_the_batch_step_of_a_generated_spec_is_exactly_the_concrete_step(spec: G
     if problems:
         path = spec.write(work_dir())
         raise disagreement("batch-step")(f"{path} {spec.options()}\n  " + "\n  ".join(problems[:10]))
+
+
+@pytest.mark.parametrize("path", sorted(FINDINGS.glob("*.py")), ids=lambda p: p.stem)
+def test_every_finding_gets_the_references_answer_from_every_engine(path: Any) -> None:
+    """Each spec of tests/differential/findings/ (one per root cause of a disagreement found so
+    far, its comment says what each engine answered) now gets the reference's decision from
+    every engine and from single steps, and the reference raises its seeded errors."""
+    report = check_spec(finding(path), (*ENGINES, STEPS), path=path)
+    unraised = unraised_seeded(report)
+    if report.problems or unraised:
+        raise disagreement(report.problems[0].engine if report.problems else "reference")(
+            report.failure_text() + "".join(f"\n  reference: {t}" for t in unraised))
 
 
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:

@@ -17,13 +17,14 @@ import re
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from .generator import FEATURES, GeneratedSpec, specs
-from .runner import ENGINES, Report, check_spec, unraised_seeded
+from .runner import ENGINES, STEPS, Report, answers_text, check_spec, finding, unraised_seeded
 
 
 def signatures(report: Report) -> list[tuple[Any, ...]]:
@@ -36,8 +37,9 @@ def signatures(report: Report) -> list[tuple[Any, ...]]:
     parts = set()
     for p in report.problems:
         a = report.answers.get(p.engine)
-        if a is None:
-            parts.add((p.engine, "refuses at load"))
+        if a is None:  # the loader, the reference, a single step: what it says, without values
+            text = p.text.rsplit("}: ", 1)[-1]
+            parts.add((p.engine, re.sub(r"\d+", "N", re.sub(r"/\S*|\{.*\}", "", text))[:70]))
         elif a.outcome == "crash":
             parts.add((p.engine, "crash " + re.sub(r":.*\(at", " (at", a.message)))
         elif a.outcome == verdict:
@@ -50,6 +52,45 @@ def signatures(report: Report) -> list[tuple[Any, ...]]:
     kinds = {text.split("(")[1].split(")")[0] for text in unraised_seeded(report)}
     out += [("seeded", kind) for kind in sorted(kinds)]
     return out
+
+
+FINDINGS = Path(__file__).parent / "findings"
+BEGIN, END = "# Answers at ", "# (end of answers)"
+
+
+def update_findings() -> int:
+    """Re-run every finding and rewrite its answers block (between BEGIN and END)."""
+    import subprocess
+
+    warnings.simplefilter("ignore")
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                         cwd=FINDINGS).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "ownership"], capture_output=True, text=True,
+                           cwd=FINDINGS.parent.parent.parent).stdout.strip()
+    import ownership
+
+    package = Path(ownership.__file__).resolve().parent
+    snapshot = package.parent / "REV"   # a checkout of one commit (git archive) says which
+    if package.parent == FINDINGS.parent.parent.parent.resolve():
+        where = f"{rev}{' + uncommitted changes to ownership/' if dirty else ''}"
+    else:
+        where = snapshot.read_text().strip() if snapshot.exists() else str(package)
+    for path in sorted(FINDINGS.glob("*.py")):
+        for _ in range(3):  # the block's length moves the spec's lines: again until it stays
+            report = check_spec(finding(path), (*ENGINES, STEPS), path=path)
+            block = [f"{BEGIN}{where} (python -m differential.hunt --findings rewrites this block):"]
+            block += [f"#   {line}" for line in answers_text(report)]
+            block.append(END)
+            text = path.read_text()
+            lines = text.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith(BEGIN))
+            stop = next(i for i, line in enumerate(lines) if line.startswith(END))
+            new = "\n".join(lines[:start] + block + lines[stop + 1:]) + "\n"
+            if new == text:
+                break
+            path.write_text(new)
+        print(f"{path.name}: {'agrees' if not report.problems and not unraised_seeded(report) else 'disagrees'}")
+    return 0
 
 
 _KINDS: dict[Any, type[Exception]] = {}
@@ -67,9 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--specs", type=int, default=300)
     parser.add_argument("--shrink", action="store_true", help="let Hypothesis shrink one spec per kind")
     parser.add_argument("--without", default="", help="generator features to leave out, comma-separated")
-    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--engines", default=",".join((*ENGINES, STEPS)))
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--findings", action="store_true",
+                        help="re-run every spec of findings/ and rewrite the answers in its comment")
     args = parser.parse_args(argv)
+    if args.findings:
+        return update_findings()
     warnings.simplefilter("ignore")
     features = FEATURES - set(filter(None, args.without.split(",")))
     engines = tuple(args.engines.split(","))

@@ -32,6 +32,7 @@ to reproduce it, and `Report.save` writes the spec and that text under the failu
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import traceback
 import warnings
@@ -48,6 +49,9 @@ from .generator import SEEDED_KINDS, GeneratedSpec
 from .oracle import Oracle, Where, explore, where
 
 ENGINES = ("explicit", "batch", "symmetry", "bmc", "prove", "fuzz")
+
+#: Besides the engines, check_spec can compare single steps ("steps": step_problems).
+STEPS = "steps"
 
 #: Fuzz lightly: a few derandomised runs per spec.
 FUZZ_RUNS = 10
@@ -111,7 +115,10 @@ class Answer:
                 counts.append(f"bound {self.bound}")
             head += f" ({', '.join(counts)})" if counts else ""
         if self.message and self.outcome in ("spec-error", "refused", "crash", "inconclusive"):
-            head += f": {_one_line(self.message)}"
+            message = self.message
+            if self.where and self.where[0]:   # the location is shown already
+                message = re.sub(rf"^\S*{re.escape(os.path.basename(self.where[0]))}:\d+: ", "", message)
+            head += f": {_one_line(message, 200)}"
         if self.warnings:
             head += f" [warnings: {'; '.join(sorted(set(self.warnings)))}]"
         return head + (f"   <- {self.call}" if self.call else "")
@@ -345,11 +352,13 @@ def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[
     return out
 
 
-def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_states: int | None = None) -> Report:
-    """Load `spec`, explore it with the oracle, run the engines and compare (module docstring)."""
+def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_states: int | None = None,
+               path: Path | None = None) -> Report:
+    """Load `spec` (from `path` if it is there already), explore it with the oracle, run the
+    engines (and with STEPS in `engines`, compare single steps) and compare (module docstring)."""
     from .oracle import MAX_STATES
 
-    path = spec.write(work_dir())
+    path = path or spec.write(work_dir())
     report = Report(spec, path)
     try:
         load(spec, path)
@@ -360,16 +369,96 @@ def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_s
     if report.oracle.truncated:
         report.skipped = f"more than {max_states or MAX_STATES} states"
         return report
+    report.problems += reference_problems(report.oracle)
     if report.load_error is not None:
         ever = report.oracle.ever_raised()
-        if where(report.load_error) not in ever and report.load_error.line not in spec.seeded:
+        if NOT_SPEC_ERRORS.search(str(report.load_error)):
+            report.problems.append(Problem("loader", f"fails on a well-sorted spec: {_one_line(str(report.load_error))}"))
+        elif where(report.load_error) not in ever and report.load_error.line not in spec.seeded:
             report.problems.append(Problem("loader", (
                 f"refuses the spec ({_one_line(str(report.load_error))}), which the reference runs:"
                 f" {report.oracle.decision().describe()}")))
         return report
-    report.answers = run_engines(spec, path, report.oracle, engines)
-    report.problems = compare(report.oracle, report.answers)
+    report.answers = run_engines(spec, path, report.oracle, tuple(e for e in engines if e in ENGINES))
+    report.problems += compare(report.oracle, report.answers)
+    if "steps" in engines:
+        report.problems += step_problems(load(spec, path))
     return report
+
+
+def step_problems(model: Model, limit: int = 40) -> list[Problem]:
+    """Single steps from up to `limit` reachable states: the batch interpreter's and z3's
+    against the concrete interpreter's (tests/differential/steps.py)."""
+    import z3
+
+    from ownership.interpret.smt import encode
+
+    from .steps import batch_steps, reachable, z3_step
+
+    states = reachable(model, limit)
+    out = [Problem("batch-step", t) for t in batch_steps(model, states)[:5]]
+    try:
+        enc = encode(model)
+    except SpecError as e:
+        return out + [Problem("z3-step", f"cannot encode the spec: {_one_line(str(e))}")]
+    solver = z3.SolverFor("QF_BV")
+    texts: list[str] = []
+    for state in states[:10]:
+        for b in range(len(model.bindings)):
+            texts += z3_step(model, enc, solver, state, b)
+    return out + [Problem("z3-step", t) for t in dict.fromkeys(texts).keys()][:5]
+
+
+#: Python exceptions that a well-sorted spec never causes: when the reference raises one (wrapped
+#: in a SpecError or not), the reference itself fails on the spec.
+NOT_SPEC_ERRORS = re.compile(r"\b(TypeError|AttributeError|KeyError|NameError|ValueError|AssertionError|"
+                             r"IndexError|RecursionError|OverflowError)\b")
+
+
+def reference_problems(oracle: Oracle) -> list[Problem]:
+    """The reference's own failures on a generated (well-sorted) spec: an exception that is not
+    a SpecError, or a SpecError for an error that the spec language does not define."""
+    out = []
+    for at, exc in sorted(oracle.raw.items(), key=str):
+        out.append(Problem("reference", f"raises {_one_line(exc, 160)} at {Path(at[0] or '?').name}:{at[1]},"
+                                        " not a SpecError"))
+    for at, message in sorted(oracle.messages.items(), key=str):
+        if at not in oracle.raw and NOT_SPEC_ERRORS.search(message):
+            out.append(Problem("reference", f"fails on a well-sorted spec: {_one_line(message, 200)}"))
+    return out
+
+
+def finding(path: Path) -> GeneratedSpec:
+    """A spec of tests/differential/findings/ as a GeneratedSpec. Its comment lines
+    `# params: requests=1 ...` and `# fixes: fix-a ...` say how to check it; a line ending in
+    `# seeded: KIND` (generator.SEEDED_KINDS) must raise a spec error whenever the reference
+    runs it."""
+    source = path.read_text()
+    params: dict[str, int] = {}
+    fixes: list[str] = []
+    seeded: dict[int, str] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        if line.startswith("# params:"):
+            params = {k: int(v) for k, v in (w.split("=") for w in line.split(":", 1)[1].split())}
+        elif line.startswith("# fixes:"):
+            fixes = line.split(":", 1)[1].split()
+        elif "# seeded: " in line and not line.lstrip().startswith("#"):
+            seeded[number] = line.rsplit("# seeded: ", 1)[1].strip()
+    return GeneratedSpec(source, params, fixes, seeded, errors=bool(seeded))
+
+
+def answers_text(report: Report) -> list[str]:
+    """What the reference and every engine answer, one line each (for a finding's comment)."""
+    lines = []
+    if report.oracle is not None:
+        lines.append(f"{'reference':10}{report.oracle.describe()}")
+    if report.load_error is not None:
+        lines.append(f"{'loader':10}refuses it: {_one_line(str(report.load_error).split(': ', 1)[-1], 200)}")
+    lines += [a.describe().split("   <- ")[0] for a in report.answers.values()]
+    for engine in ("reference", "batch-step", "z3-step"):
+        lines += [f"  {p}" for p in report.problems if p.engine == engine][:2]
+    lines += [f"  reference: {t}" for t in unraised_seeded(report)]
+    return [re.sub(r"/\S*/", "", line) for line in lines]
 
 
 def unraised_seeded(report: Report) -> list[str]:
@@ -380,5 +469,5 @@ def unraised_seeded(report: Report) -> list[str]:
             for line, step in sorted(report.oracle.unraised.items())]
 
 
-__all__ = ["ENGINES", "Answer", "Problem", "Report", "check_spec", "compare", "failures_dir", "run_engine",
-           "unraised_seeded"]
+__all__ = ["ENGINES", "Answer", "Problem", "Report", "check_spec", "compare", "failures_dir",
+           "finding", "reference_problems", "run_engine", "unraised_seeded"]
