@@ -91,6 +91,8 @@ class Answer:
     before_symmetry: int | None = None
     bound: int | None = None
     complete: bool = False
+    depth: int | None = None      # the coverage's depth (fuzz: the longest run)
+    runs: int | None = None       # fuzz: the runs executed
     where: Where | None = None
     message: str = ""
     sometimes: dict[str, Any] = field(default_factory=dict)
@@ -133,7 +135,7 @@ def _from_result(engine: str, result: Any) -> Answer:
     cov = result.coverage
     a = Answer(engine, result.verdict.word, states=cov.states, transitions=cov.transitions,
                before_symmetry=cov.states_before_symmetry, bound=cov.bound_depth, complete=cov.complete,
-               sometimes=dict(result.sometimes or {}))
+               depth=cov.depth, runs=cov.runs, sometimes=dict(result.sometimes or {}))
     if result.trace is not None and result.trace.violation is not None:
         v = result.trace.violation
         a.prop, a.also, a.length = v.property, tuple(v.also), len(result.trace.steps) - 1
@@ -268,9 +270,16 @@ def _fuzz(a: Answer, oracle: Oracle) -> list[str]:
         if a.where not in ever:
             return [f"spec error at {a.where}, which the reference never raises"]
         return []
-    if a.outcome == "bounded" and not a.complete:
-        return []
-    return [f"answered {a.outcome}{' (complete)' if a.complete else ''}; random runs can only be bounded"]
+    if a.outcome != "bounded" or a.complete:
+        return [f"answered {a.outcome}{' (complete)' if a.complete else ''}; random runs can only be bounded"]
+    out = []
+    if a.states is not None and a.states > oracle.states:
+        out.append(f"claims {a.states} distinct states, the spec has {oracle.states}")
+    if a.runs is not None and a.runs > FUZZ_RUNS:
+        out.append(f"claims {a.runs} runs, {FUZZ_RUNS} were asked for")
+    if a.depth is not None and a.depth > FUZZ_STEPS:
+        out.append(f"claims a run of {a.depth} steps, runs have at most {FUZZ_STEPS}")
+    return out
 
 
 # --------------------------------------------------------------------------- one spec

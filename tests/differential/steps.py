@@ -105,19 +105,30 @@ def z3_step(model: Model, enc: Any, solver: Any, state: tuple[int, ...], b: int)
 
 
 def _z3_state(model: Model, enc: Any, state: tuple[int, ...], holds: Any) -> list[str]:
+    """The z3 state properties (and, where the encoding has one, their error condition)."""
     kind, got = concrete_state(model, state)
     where = f"state {model.show(state)}"
+    has_errors = hasattr(enc, "state_error")
+    raises = has_errors and holds(enc.state_error())
     if kind == "error":
-        return [f"{where}: the reference raises {_short(got)} judging it; z3 has no error condition for state properties"]
+        if not has_errors:
+            return [f"{where}: the reference raises {_short(got)} judging it; z3 has no error condition for state properties"]
+        return [] if raises else [f"{where}: z3's state error condition is False, the reference raises {_short(got)}"]
+    if raises:
+        return [f"{where}: z3's state error condition holds, the reference raises nothing judging it"]
     out = []
+    violation = enc.state_violation if hasattr(enc, "state_violation") else enc.state_bad
     for prop in [name for name, _ in enc.invariants] + (["leak"] if model.checks_leak else []):
-        if holds(enc.state_bad([prop])) != (prop in got):
+        if holds(violation([prop])) != (prop in got):
             out.append(f"{where}: z3 says {prop} {'holds' if prop in got else 'fails'}, the reference the opposite")
     return out
 
 
-def batch_steps(model: Model, states: list[tuple[int, ...]]) -> list[str]:
-    """The batch interpreter's expansion of `states` against the concrete interpreter."""
+def _batch(model: Model, states: list[tuple[int, ...]]) -> tuple[dict, set, list[bool], list[bool] | None, list[str]]:
+    """The batch interpreter on `states`: successors {(row, binding): (state, flagged)}, the
+    (row, binding) pairs that raise a spec error, per row whether a state property fails and
+    whether one raises (None when the interpreter cannot say), and numpy's warnings. (Both
+    forms of ownership.interpret.batch: a `bad` mask among the successors, or `error_rows`.)"""
     from ownership.interpret.batch import BatchModel
 
     with warnings.catch_warnings(record=True) as caught:
@@ -125,43 +136,65 @@ def batch_steps(model: Model, states: list[tuple[int, ...]]) -> list[str]:
         bm = BatchModel(model)
         P = bm.layout.pack_rows(states)
         exp = bm.expand(P)
-        bad_state, _ = bm.state_properties(bm.layout.unpack(P))
-    noted = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    note = f" (numpy warned: {'; '.join(noted)})" if noted else ""
-    got: dict[tuple[int, int], tuple[tuple[int, ...], bool, bool]] = {}
+        checks = bm.state_properties(bm.layout.unpack(P))
+    succ: dict[tuple[int, int], tuple[tuple[int, ...], bool]] = {}
+    errors: set[tuple[int, int]] = set()
+    bad_mask = getattr(exp, "bad", None)
     for j, (row, b) in enumerate(zip(exp.rows, exp.binding)):
-        got[(int(row), int(b))] = (bm.layout.unpack_row(exp.words, j), bool(exp.flagged[j]), bool(exp.bad[j]))
+        if bad_mask is not None and bool(bad_mask[j]):
+            errors.add((int(row), int(b)))
+        else:
+            succ[(int(row), int(b))] = (bm.layout.unpack_row(exp.words, j), bool(exp.flagged[j]))
+    if hasattr(exp, "error_rows"):
+        errors |= {(int(r), int(b)) for r, b in zip(exp.error_rows, exp.error_binding)}
+    if isinstance(checks, tuple):
+        bad, raises = [bool(x) for x in checks[0]], None
+    else:
+        bad = [bool(x) for x in checks.bad]
+        raises = [bool(x) for x in checks.error] if checks.error is not None else [False] * len(states)
+    noted = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return succ, errors, bad, raises, noted
+
+
+def batch_steps(model: Model, states: list[tuple[int, ...]]) -> list[str]:
+    """The batch interpreter's expansion of `states` against the concrete interpreter."""
+    succ, errors, bad_state, raises, noted = _batch(model, states)
+    note = f" (numpy warned: {'; '.join(noted)})" if noted else ""
     out = []
     for i, state in enumerate(states):
         for b, binding in enumerate(model.bindings):
             label = f"{binding.label()} at {model.show(state)}"
             kind, ref = concrete(model, state, b)
-            mine = got.get((i, b))
+            mine = succ.get((i, b))
             if kind == "error":
-                if mine is None or not mine[2]:
+                if (i, b) not in errors:
                     what = "disables the step" if mine is None else "takes the step"
                     out.append(f"{label}: batch {what}, the reference raises {_short(ref)}{note}")
+            elif (i, b) in errors:
+                out.append(f"{label}: batch raises a spec error, the reference {'disables the step' if kind == 'disabled' else 'does not'}{note}")
             elif kind == "disabled":
                 if mine is not None:
                     out.append(f"{label}: batch takes a step that the reference disables{note}")
             elif mine is None:
                 out.append(f"{label}: batch disables a step that the reference takes{note}")
             else:
-                succ, flagged, bad = mine
-                if bad:
-                    out.append(f"{label}: batch finds a write outside its domain, the reference does not{note}")
-                elif succ != ref.state:
-                    out.append(f"{label}: batch's successor {model.show(succ)} is not the reference's"
+                nxt, flagged = mine
+                if nxt != ref.state:
+                    out.append(f"{label}: batch's successor {model.show(nxt)} is not the reference's"
                                f" {model.show(ref.state)}{note}")
                 if flagged != bool(ref.flags):
                     out.append(f"{label}: batch {'flags' if flagged else 'does not flag'} the step, the reference"
                                f" {'flags ' + ', '.join(sorted({f.prop for f in ref.flags})) if ref.flags else 'does not'}{note}")
         kind, props = concrete_state(model, state)
+        where = f"state {model.show(state)}"
         if kind == "error":
-            out.append(f"state {model.show(state)}: the reference raises {_short(props)} judging it; batch"
-                       f" {'flags' if bad_state[i] else 'accepts'} it{note}")
-        elif bool(bad_state[i]) != bool(props):
-            out.append(f"state {model.show(state)}: batch {'flags' if bad_state[i] else 'accepts'} it, the reference"
+            if raises is None or not raises[i]:
+                out.append(f"{where}: the reference raises {_short(props)} judging it; batch"
+                           f" {'flags' if bad_state[i] else 'accepts'} it{note}")
+        elif raises is not None and raises[i]:
+            out.append(f"{where}: batch raises a spec error judging it, the reference does not{note}")
+        elif bad_state[i] != bool(props):
+            out.append(f"{where}: batch {'flags' if bad_state[i] else 'accepts'} it, the reference"
                        f" {'flags ' + ', '.join(sorted(props)) if props else 'accepts it'}{note}")
     return out
 

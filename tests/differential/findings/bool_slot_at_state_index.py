@@ -10,9 +10,20 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
 #   loader    refuses it: `~` negates a condition, and this is an integer or a page set. For the pages of a not in b write without(a, b); for a number compare it (x == 0).
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
+#   explicit  verified (2 states, 2 transitions)
+#   batch     verified (2 states, 2 transitions)
+#   symmetry  verified (2 states, 2 transitions, 2 before symmetry)
+#   bmc       bounded (bound 2)
+#   prove     verified
+#   fuzz      bounded (2 states, 80 transitions)
 # (end of answers)
 
 from ownership import Spec, action, array, ints, state

@@ -10,7 +10,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 1: divides_by_zero_before_a_require.py:33; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at divides_by_zero_before_a_require.py:33
 #   explicit  spec-error at divides_by_zero_before_a_require.py:33: ZeroDivisionError in action go(): integer division or modulo by zero
 #   batch     verified (1 states)
@@ -20,6 +22,15 @@
 #   fuzz      spec-error at divides_by_zero_before_a_require.py:33: ZeroDivisionError in action go(): integer division or modulo by zero
 #     batch-step: go() at {'n': 0}: batch disables the step, the reference raises a SpecError at line 33
 #     z3-step: go() at {'n': 0}: z3's error condition is False, the reference raises a SpecError at line 33
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: divides_by_zero_before_a_require.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at divides_by_zero_before_a_require.py:31
+#   explicit  spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   batch     spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   symmetry  spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   bmc       spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   prove     spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   fuzz      spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
 # (end of answers)
 
 from ownership import Spec, action, ints, state

@@ -12,7 +12,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by d992421 (concrete If and select give values of the language); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference verified; 4 states, 8 transitions, deepest 2, longest execution unbounded
 #   explicit  verified (4 states, 8 transitions)
 #   batch     verified (1 states)
@@ -24,6 +26,15 @@
 #     batch-step: go_reused(r=r1) at {'flag': False, 'done': False, 'done_reused': False, 'kv.owner': ['free'], 'kv.content': ['none'], 'kv.inflight': ['none'], 'kv.outbound': ['none']}: batch disables a step that the reference takes
 #     z3-step: go() at {'flag': False, 'done': False, 'done_reused': False, 'kv.owner': ['free'], 'kv.content': ['none'], 'kv.inflight': ['none'], 'kv.outbound': ['none']}: z3 disables a step that the reference takes
 #     z3-step: go_reused(r=r1) at {'flag': False, 'done': False, 'done_reused': False, 'kv.owner': ['free'], 'kv.content': ['none'], 'kv.inflight': ['none'], 'kv.outbound': ['none']}: z3 disables a step that the reference takes
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference verified; 1 states, 0 transitions, deepest 0, longest execution 0
+#   explicit  verified (1 states)
+#   batch     verified (1 states)
+#   symmetry  verified (1 states, 1 before symmetry)
+#   bmc       verified
+#   prove     verified
+#   fuzz      bounded
 # (end of answers)
 
 from ownership import If, Request, Spec, action, pool, state

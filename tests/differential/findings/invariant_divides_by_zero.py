@@ -9,7 +9,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 0: invariant_divides_by_zero.py:37; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 0: error at invariant_divides_by_zero.py:37
 #   explicit  crash: ZeroDivisionError: integer division or modulo by zero (at concrete.py:68)
 #   batch     verified (2 states, 2 transitions)
@@ -20,6 +22,15 @@
 #     reference: raises ZeroDivisionError: integer division or modulo by zero at invariant_divides_by_zero.py:37, not a SpecError
 #     batch-step: state {'n': 0}: the reference raises ZeroDivisionError: integer division or modulo by zero judging it; batch accepts it
 #     z3-step: state {'n': 0}: the reference raises ZeroDivisionError: integer division or modulo by zero judging it; z3 has no error condition for state properties
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 0: invariant_divides_by_zero.py:34; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 0: error at invariant_divides_by_zero.py:34
+#   explicit  spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   batch     spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   symmetry  spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   bmc       spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   prove     spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   fuzz      spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
 # (end of answers)
 
 from ownership import Spec, action, ints, invariant, state

@@ -8,7 +8,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference violated at depth 1: stale-read; 1 states, 1 transitions, deepest 0, longest execution 0; events: depth 1: stale-read
 #   explicit  violated stale-read in 1 steps
 #   batch     violated stale-read in 1 steps
@@ -18,6 +20,10 @@
 #   fuzz      violated stale-read in 1 steps
 #     reference: line 32 (a key outside 1..K given to write or read of a keyed pool): ran in prefill(r=r1) at depth 1 without a spec error
 #     reference: line 33 (a key outside 1..K given to write or read of a keyed pool): ran in prefill(r=r1) at depth 1 without a spec error
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: key_outside_its_range.py:25; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at key_outside_its_range.py:25
+#   loader    refuses it: in action prefill(r=r1): write(): key 2 is outside 1..1, the keys of pool kv
 # (end of answers)
 
 from ownership import Request, Spec, action, pool

@@ -9,10 +9,21 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 1: modulo_with_an_int_on_the_left.py:26; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at modulo_with_an_int_on_the_left.py:26
 #   loader    refuses it: TypeError while tracing the spec's actions: unsupported operand type(s) for %: 'int' and 'Term'
 #     reference: fails on a well-sorted spec: /work/main/tests/differential/findings/modulo_with_an_int_on_the_left.py:26: TypeError in action step(): unsupported operand type(s) for %: 'int' and 'CInt'
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
+#   explicit  verified (2 states, 2 transitions)
+#   batch     verified (2 states, 2 transitions)
+#   symmetry  verified (2 states, 2 transitions, 2 before symmetry)
+#   bmc       bounded (bound 2)
+#   prove     verified
+#   fuzz      bounded (2 states, 66 transitions)
 # (end of answers)
 
 from ownership import Spec, action, ints, state

@@ -9,7 +9,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 1: overwritten_out_of_domain.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at overwritten_out_of_domain.py:31
 #   explicit  spec-error at overwritten_out_of_domain.py:31: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #   batch     verified (2 states, 2 transitions)
@@ -18,6 +20,15 @@
 #   prove     spec-error at overwritten_out_of_domain.py:31: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) (found by the symbolic engine after 1 steps: go())
 #   fuzz      spec-error at overwritten_out_of_domain.py:31: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #     batch-step: go() at {'n': 0}: batch takes the step, the reference raises a SpecError at line 31
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: overwritten_out_of_domain.py:30; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at overwritten_out_of_domain.py:30
+#   explicit  spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   batch     spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   symmetry  spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   bmc       spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   prove     spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   fuzz      spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 # (end of answers)
 
 from ownership import Spec, action, ints, state

@@ -9,7 +9,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference violated at depth 1: stale-read; 1 states, 1 transitions, deepest 0, longest execution 0; events: depth 1: stale-read
 #   explicit  violated stale-read in 1 steps
 #   batch     violated stale-read in 1 steps
@@ -18,6 +20,15 @@
 #   prove     violated stale-read in 1 steps
 #   fuzz      violated stale-read in 1 steps
 #     reference: line 32 (a page outside its pool given to a kernel operation): ran in send(r=r1) at depth 1 without a spec error
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: page_outside_its_pool.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at page_outside_its_pool.py:31
+#   explicit  spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   batch     spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   symmetry  spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   bmc       spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   prove     spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   fuzz      spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
 # (end of answers)
 
 from ownership import Request, Spec, action, page, pool

@@ -9,7 +9,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference verified; 2 states, 1 transitions, deepest 1, longest execution 1
 #   explicit  verified (2 states, 1 transitions)
 #   batch     violated never-bad in 1 steps
@@ -20,6 +22,15 @@
 #     batch-step: go(r=r1) at {'stage': {'r1': 'NEW'}, 'ready': {'r1': False}}: batch's successor {'stage': {'r1': 'BAD'}, 'ready': {'r1': True}} is not the reference's {'stage': {'r1': 'SAFE'}, 'ready': {'r1': True}}
 #     z3-step: go(r=r1) at {'stage': {'r1': 'NEW'}, 'ready': {'r1': False}}: z3's successor {'stage': {'r1': 'BAD'}, 'ready': {'r1': True}} is not the reference's {'stage': {'r1': 'SAFE'}, 'ready': {'r1': True}}
 #     z3-step: go(r=r1) at {'stage': {'r1': 'NEW'}, 'ready': {'r1': False}}: z3 has another successor than the reference's
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference verified; 2 states, 1 transitions, deepest 1, longest execution 1
+#   explicit  verified (2 states, 1 transitions)
+#   batch     verified (2 states, 1 transitions)
+#   symmetry  verified (2 states, 1 transitions, 2 before symmetry)
+#   bmc       verified
+#   prove     verified
+#   fuzz      bounded (1 states, 10 transitions)
 # (end of answers)
 
 from enum import IntEnum

@@ -9,7 +9,9 @@
 #
 # params: requests=1
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 1: state_index_out_of_range.py:33; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at state_index_out_of_range.py:33
 #   explicit  spec-error at state_index_out_of_range.py:33: index 0 is out of range for n (1..2)
 #   batch     verified (1 states, 1 transitions)
@@ -19,6 +21,15 @@
 #   fuzz      spec-error at state_index_out_of_range.py:33: index 0 is out of range for n (1..2)
 #     batch-step: mark() at {'n': {1: 0, 2: 0}, 'i': 0}: batch takes the step, the reference raises a SpecError at line 33
 #     z3-step: mark() at {'n': {1: 0, 2: 0}, 'i': 0}: z3's error condition is False, the reference raises a SpecError at line 33
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: state_index_out_of_range.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at state_index_out_of_range.py:31
+#   explicit  spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+#   batch     spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+#   symmetry  spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+#   bmc       spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+#   prove     spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+#   fuzz      spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
 # (end of answers)
 
 from ownership import Spec, action, array, ints, state

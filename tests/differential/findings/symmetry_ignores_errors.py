@@ -12,7 +12,9 @@
 #
 # params: requests=2
 #
-# Answers at 1ddb84d (python -m differential.hunt --findings rewrites this block):
+# Status: fixed by 210c03e (one value semantics for every interpreter); every engine agrees since.
+#
+# Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 2: symmetry_ignores_errors.py:49; 6 states, 9 transitions, deepest 3, longest execution unbounded; events: depth 2: error at symmetry_ignores_errors.py:49; depth 3: error at symmetry_ignores_errors.py:49; depth 4: error at symmetry_ignores_errors.py:49
 #   explicit  spec-error at symmetry_ignores_errors.py:49: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #   batch     verified (9 states, 18 transitions)
@@ -22,6 +24,15 @@
 #   fuzz      spec-error at symmetry_ignores_errors.py:49: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #     batch-step: check(r=r1) at {'stage': {'r1': 'RUNNING', 'r2': 'NEW'}, 'n': {'r1': 0, 'r2': 0}}: batch takes the step, the reference raises a SpecError at line 49
 #     batch-step: check(r=r1) at {'stage': {'r1': 'RUNNING', 'r2': 'RUNNING'}, 'n': {'r1': 0, 'r2': 0}}: batch takes the step, the reference raises a SpecError at line 49
+#
+# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 2: symmetry_ignores_errors.py:47; 6 states, 9 transitions, deepest 3, longest execution unbounded; events: depth 2: error at symmetry_ignores_errors.py:47; depth 3: error at symmetry_ignores_errors.py:47; depth 4: error at symmetry_ignores_errors.py:47
+#   explicit  spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   batch     spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   symmetry  refused: --symmetry: the requests of this spec are not interchangeable: action check(r=r1) does not behave like check(r=r2) with the requests renamed. Check it without --symmetry.
+#   bmc       spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   prove     spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   fuzz      spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 # (end of answers)
 
 from enum import IntEnum
