@@ -1,0 +1,65 @@
+"""Pins: a spec symmetric under swapping r1 and r2 but not under a 3-cycle is refused with
+3 requests (the check must try every generator of the permutations, not only the swap).
+
+r3 is a privileged tenant: r1 and r2 may start only once r3 has started. Swapping r1 and r2
+maps the spec to itself; the cycle r1 -> r2 -> r3 -> r1 does not. With 2 requests there is
+no r3 and the spec is symmetric: accepted.
+"""
+
+from enum import IntEnum
+
+from ownership import (
+    Request,
+    Spec,
+    action,
+    all_of,
+    any_of,
+    count,
+    invariant,
+    param,
+    per_request,
+    pool,
+    sometimes,
+)
+
+
+class Stage(IntEnum):
+    NEW = 0
+    RUNNING = 1
+    DONE = 2
+
+
+class SymThirdRequest(Spec):
+    requests = param(3, "requests")
+
+    kv = pool(2)
+    stage = per_request(Stage, Stage.NEW)
+    table = per_request(kv)
+
+    @action
+    def start(self, s, r: Request):
+        s.require(s.stage[r] == Stage.NEW)
+        if r != 3 and self.requests >= 3:
+            s.require(s.stage[3] != Stage.NEW)
+        s.table[r] = s.alloc("kv", r, 1)
+        s.write("kv", r, s.table[r])
+        s.stage[r] = Stage.RUNNING
+
+    @action
+    def finish(self, s, r: Request):
+        s.require(s.stage[r] == Stage.RUNNING)
+        s.read("kv", r, s.table[r])
+        s.free("kv", r, s.table[r])
+        s.table[r] = 0
+        s.stage[r] = Stage.DONE
+
+    @invariant
+    def one_page_each(self, s):
+        return all_of(*(count(s.table[r]) <= 1 for r in range(1, self.requests + 1)))
+
+    @sometimes
+    def a_request_finishes(self, s):
+        return any_of(*(s.stage[r] == Stage.DONE for r in range(1, self.requests + 1)))
+
+    def finished(self, s, r):
+        return s.stage[r] == Stage.DONE

@@ -1,0 +1,231 @@
+"""Tests that kill the mutants of ownership/kernel.py which change a verdict (issue 11, item 8).
+
+tests/mutation/run.py mutates the kernel (a comparison flipped, a `_flag(...)` removed, a loop
+cut to its first pool, ...) and runs the tests; each test here pins, on a small spec of
+tests/specs_mutation, a behaviour that a surviving mutant had changed: the verdict, the
+property, the step, the state count and the message. Every spec is checked by both the batch
+engine (the tracer: what `ownership check` runs) and the per-state engine (the concrete
+interpreter), which must agree, so a mutant that changes either interpreter is seen.
+docs/testing.md ("Mutation testing") has the numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ownership import SpecError, Verdict, model_for
+from ownership.engines import batch, explicit
+
+SPECS = Path("tests") / "specs_mutation"
+
+
+def judge(spec: str, fixes=(), skip=(), **params):
+    """The batch engine's result on a spec of tests/specs_mutation, after checking that the
+    per-state engine gives the same verdict, counts and trace."""
+    model = model_for(str(SPECS / spec), fixes=fixes, params=params or None, skip=skip)
+    ref = explicit.check(model)
+    got = batch.check(model)
+    assert got.verdict is ref.verdict
+    assert (got.coverage.states, got.coverage.transitions) == (ref.coverage.states, ref.coverage.transitions)
+    assert got.trace == ref.trace
+    return got
+
+
+def labels(result) -> list[str]:
+    return [s.label() for s in result.trace.steps[1:]]
+
+
+def test_a_write_into_a_page_two_requests_hold_is_write_unowned():
+    """A write in a shared pool needs the writer to hold the page alone, not one reference."""
+    result = judge("shared_write.py")
+    assert result.verdict is Verdict.VIOLATED
+    v = result.violation
+    assert (v.property, v.step) == ("write-unowned", 3)
+    assert labels(result) == ["miss(r=r1)", "hit(r=r2)", "append(r=r1)"]
+    assert v.message.startswith("step 3, append(r=r1): request r1 wrote kv page 0 (held by r1, r2),"
+                                " which it does not hold alone")
+    assert "the KV of r2 is overwritten" in v.message
+
+
+def test_a_write_into_a_shared_page_held_alone_again_is_verified():
+    """Copy-on-write: the writer gives the shared page up and writes its own: 9 states."""
+    result = judge("shared_write.py", fixes=["copy-on-write"])
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (9, 18)
+
+
+def test_a_transfer_into_the_second_pool_is_in_flight():
+    """in_flight() looks at every pool and at inbound transfers: the guarded free waits."""
+    result = judge("in_flight_second_pool.py")
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (5, 5)
+
+
+def test_a_transfer_out_of_the_first_pool_is_in_flight():
+    """in_flight() looks at the first pool and at outbound transfers: the guarded free waits."""
+    result = judge("in_flight_outbound.py")
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (4, 4)
+
+
+def test_a_transfer_landing_in_a_page_two_requests_hold_is_write_unowned():
+    """A landing transfer needs the receiver to hold the page alone, like a write."""
+    result = judge("shared_land.py")
+    assert result.verdict is Verdict.VIOLATED
+    v = result.violation
+    assert (v.property, v.step) == ("write-unowned", 3)
+    assert labels(result) == ["transfer(r=r1)", "hit(r=r2)", "landed(r=r1)"]
+    assert v.message.startswith("step 3, landed(r=r1): request r1 wrote decode page 0 (held by r1, r2),")
+
+
+def test_a_page_cached_only_after_its_transfer_landed_is_verified():
+    result = judge("shared_land.py", fixes=["publish-after-land"])
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (7, 6)
+
+
+def test_a_page_given_back_still_holds_its_kv_when_another_request_takes_it():
+    """reused(): r2 takes page 0 holding r1's KV, at step 4 (r0's warm KV does not count)."""
+    result = judge("queries.py")
+    assert result.verdict is Verdict.VIOLATED
+    assert (result.violation.property, result.violation.step) == ("no-reuse", 4)
+    assert labels(result) == ["grab(r=r1, p=0)", "compute(r=r1, p=0)", "drop(r=r1)", "grab(r=r2, p=0)"]
+    assert result.trace.steps[4].state["kv.owner"] == ["r2", "free"]
+    assert result.trace.steps[4].state["kv.content"] == ["r1", "r0"]
+
+
+def test_holds_owned_and_free_pages_agree_in_every_state():
+    """Without no-reuse: 324 states, where holds, owned and free_pages of the shared pool agree
+    and every guard (holds, free_pages, owned) enables exactly its transitions (1,872)."""
+    result = judge("queries.py", skip=["no-reuse"])
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (324, 1872)
+
+
+# -- arguments: every operation refuses every bad argument, at the spec's line -----------------
+
+#: case of tests/specs_mutation/bad_arguments.py -> the message (after "in action go(r=r1): ")
+BAD_ARGUMENTS = {
+    1: "holds(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    2: "owned(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    3: "free_pages(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    4: "reused(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    5: "alloc(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    6: "take(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    7: "share(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    8: "free(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    9: "write(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    10: "read(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    11: "send(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    12: "send(): 'nope' is not a pool of this spec. Pools: kv, keyed, shared, lifo, big (the name of the attribute declared with pool(...))",
+    13: 'holds(): 3 is not a request (requests are 1..2)',
+    14: 'owned(): 3 is not a request (requests are 1..2)',
+    15: 'in_flight(): 3 is not a request (requests are 1..2)',
+    16: 'alloc(): 3 is not a request (requests are 1..2)',
+    17: 'take(): 3 is not a request (requests are 1..2)',
+    18: 'share(): 3 is not a request (requests are 1..2)',
+    19: 'free(): 3 is not a request (requests are 1..2)',
+    20: 'write(): 3 is not a request (requests are 1..2)',
+    21: 'read(): 3 is not a request (requests are 1..2)',
+    22: 'send(): 3 is not a request (requests are 1..2)',
+    23: 'land(): 0 is not a request (requests are 1..2)',
+    24: 'take(): page 2 outside pool kv (pages 0..1)',
+    25: 'share(): page 3 outside pool shared (pages 0..1)',
+    26: 'free(): pages 2, 3 outside pool kv (pages 0..1)',
+    27: 'write(): page 2 outside pool kv (pages 0..1)',
+    28: 'read(): page 2 outside pool kv (pages 0..1)',
+    29: 'send(), the source: page 2 outside pool kv (pages 0..1)',
+    30: 'send(), the destination: page 2 outside pool kv (pages 0..1)',
+    32: 'write(): key= is for a pool whose content is keys; declare pool kv with keys=K, or drop key=',
+    33: 'write(): pool keyed holds keys (pool(..., keys=2)): say which with key=...',
+    34: 'write(): key 3 is outside 1..2, the keys of pool keyed',
+    35: 'read(): key 0 is outside 1..2, the keys of pool keyed',
+    36: 'read(): key= is for a pool whose content is keys; declare pool kv with keys=K, or drop key=',
+    37: 'read(): pool keyed holds keys (pool(..., keys=2)): say which with key=...',
+    38: 'share() needs a shared pool; declare kv = pool(..., shared=True)',
+    39: 'take() chooses pages itself; pool lifo keeps its own free list (order="lifo"): use alloc(), or declare the pool with order="lowest"',
+    40: 'reused() is not defined for pool keyed, whose content is keys, not requests',
+    41: 'send() is not defined for pool keyed, whose content is keys, not requests',
+    42: 'send() is not defined for pool keyed, whose content is keys, not requests',
+    43: 'holds(): page 2 is not a page of pool kv (0..1); give a page number known when tracing, or use has(s.owned(pool, r), p)',
+    44: "alloc('kv', r, -1): a request cannot take a negative number of pages",
+    45: 'free(), the pages: expected a page set, got an integer (1). An integer is not a page set: write page(p) for the set holding page p, 0 for the empty set, and a | b for a union',
+    47: 'alloc(), the number of pages: expected an integer, got a page set (a state value). For the number of pages in a set write count(pages)',
+    48: 'write(), the request: expected an integer, got a condition (a state value). Write If(c, 1, 0) for a condition counted as a number',
+    49: 'write(), the key: expected an integer, got a condition (a state value). Write If(c, 1, 0) for a condition counted as a number',
+}
+
+_BAD = SPECS / "bad_arguments.py"
+
+
+def _line_of(case: int) -> int:
+    """The line of the spec marked `# case N`."""
+    lines = _BAD.read_text().splitlines()
+    return next(i for i, text in enumerate(lines, start=1) if re.search(rf"# case {case}\b", text))
+
+
+def _spec_error(case: int, **params) -> SpecError:
+    """The spec error of a case: at load, or (the same from both engines) while searching."""
+    try:
+        model = model_for(str(_BAD), params={"case": case, **params})
+    except SpecError as e:
+        return e
+    errors = []
+    for engine in (explicit.check, batch.check):
+        with pytest.raises(SpecError) as got:
+            engine(model)
+        errors.append(got.value)
+    assert str(errors[0]) == str(errors[1]) and errors[0].steps == errors[1].steps
+    return errors[1]
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
+def test_a_bad_argument_is_a_spec_error_with_the_operations_message(case):
+    err = _spec_error(case)
+    assert err.message == "in action go(r=r1): " + BAD_ARGUMENTS[case]
+    assert (Path(err.file).resolve(), err.line) == (_BAD.resolve(), _line_of(case))
+
+
+def test_pages_inside_the_pool_are_not_a_spec_error():
+    """Case 31 writes pages 0 and 1 of a 2-page pool: no spec error, only the kernel's verdict."""
+    result = judge("bad_arguments.py", case=31)
+    assert (result.violation.property, result.violation.step) == ("write-unowned", 2)
+
+
+def test_a_page_number_from_the_state_is_refused_by_holds():
+    err = _spec_error(46)
+    assert "is not a page of pool kv (0..1); give a page number known when tracing" in err.message
+    assert err.line == _line_of(46)
+
+
+#: (case, lo, hi) -> the message, or the verdict and state count when the stored value is valid
+STATE_VALUES = [
+    (50, 1, 2, (Verdict.VERIFIED, 3)),
+    (50, 0, 0, "owned(): 0 is not a request (requests are 1..2)"),
+    (50, 3, 3, "owned(): 3 is not a request (requests are 1..2)"),
+    (51, -1, 1, (Verdict.VERIFIED, 8)),
+    (51, 2, 2, "take(): page 2 outside pool kv (pages 0..1)"),
+    (51, 3, 3, "take(): page 3 outside pool kv (pages 0..1)"),
+    (52, 1, 2, (Verdict.VERIFIED, 11)),
+    (52, 0, 0, "write(): key 0 is outside 1..2, the keys of pool keyed"),
+    (52, 3, 3, "write(): key 3 is outside 1..2, the keys of pool keyed"),
+    (53, 0, 2, (Verdict.VERIFIED, 12)),
+    (53, -1, -1, "alloc('kv', r, -1): a request cannot take a negative number of pages"),
+]
+
+
+@pytest.mark.parametrize(("case", "lo", "hi", "expected"), STATE_VALUES)
+def test_a_bad_argument_from_the_state_is_a_spec_error_where_it_is_stored(case, lo, hi, expected):
+    """The check is made in the state: a value inside the bounds passes, one outside is the
+    operation's spec error, one step after `pick` stored it."""
+    if isinstance(expected, str):
+        err = _spec_error(case, lo=lo, hi=hi)
+        assert err.message == "in action go(r=r1): " + expected
+        assert err.steps == [f"pick(v={lo})"]
+        assert err.line == _line_of(case)
+    else:
+        result = judge("bad_arguments.py", case=case, lo=lo, hi=hi)
+        assert (result.verdict, result.coverage.states) == expected

@@ -1,0 +1,180 @@
+"""The symmetry check (ownership/engines/symmetry.py) accepts exactly the specs whose requests
+are interchangeable, and the reduced search stands for the plain one (issue 11, item 8).
+
+Each spec of tests/specs_mutation/sym_*.py singles out a request in one part that the check
+must compare (an invariant, a @sometimes, a spec error of a property or of an action, the leak
+property, the initial state), or is symmetric under one generator of the permutations and not
+the other; each test pins the refusal (its message) and the plain verdict, so that a mutant of
+the check that stops comparing a part (tests/mutation/run.py) is killed. The symmetric spec
+pins the counts with and without reduction and the canonical forms.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from ownership import UsageError, Verdict, model_for
+from ownership.engines import batch, explicit
+from ownership.engines.symmetry import (
+    Canonicaliser,
+    apply_concrete,
+    binding_map,
+    equivariance_problem,
+    generators,
+    position_map,
+    relabel_value,
+)
+from ownership.errors import SpecError
+from ownership.interpret.batch import BatchModel
+from ownership.interpret.concrete import Concrete
+
+SPECS = Path("tests") / "specs_mutation"
+
+
+def _model(spec: str, requests: int = 2):
+    return model_for(str(SPECS / spec), params={"requests": requests})
+
+
+def _problem(spec: str, requests: int = 2) -> str | None:
+    model = _model(spec, requests)
+    return equivariance_problem(model, BatchModel(model))
+
+
+def _refused(spec: str, requests: int, why: str) -> None:
+    """The check names the reason, and --symmetry refuses the spec with it."""
+    model = _model(spec, requests)
+    assert equivariance_problem(model, BatchModel(model)) == why
+    with pytest.raises(UsageError, match="not interchangeable: " + why.replace("(", r"\(").replace(")", r"\)")):
+        batch.check(model, symmetry=True)
+
+
+# -- accepted: the reduced search stands for the plain one -------------------------------------
+
+
+@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 17, 9), (3, 73, 15)])
+def test_a_symmetric_spec_is_accepted_and_stands_for_every_state(requests, states, reduced):
+    """17 states as 9 representatives at 2 requests, 73 as 15 at 3; the same @sometimes."""
+    model = _model("sym_symmetric.py", requests)
+    assert equivariance_problem(model, BatchModel(model)) is None
+    plain = batch.check(model)
+    got = batch.check(model, symmetry=True)
+    assert plain.verdict is got.verdict is Verdict.VERIFIED
+    assert plain.coverage.states == explicit.check(model).coverage.states == states
+    assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
+    assert got.sometimes == plain.sometimes == {"a-request-finishes": True}
+
+
+def test_every_renaming_of_a_reachable_state_has_one_representative():
+    """All 73 states at 3 requests: the 6 renamings of a state share a representative, and the
+    orbit times the stabiliser is 3! = 6."""
+    model = _model("sym_symmetric.py", 3)
+    bm = BatchModel(model)
+    canon = Canonicaliser(model, bm.layout)
+    interp = Concrete(model)
+    seen, todo = {model.initial}, [model.initial]
+    while todo:
+        st = todo.pop()
+        for b in model.bindings:
+            out = interp.step(st, b)
+            if out is not None and out.state not in seen:
+                seen.add(out.state)
+                todo.append(out.state)
+    assert len(seen) == 73
+    reps = set()
+    for st in seen:
+        variants = [apply_concrete(model, p, st) for p in itertools.permutations((1, 2, 3))]
+        words, stab = canon.canonicalise(bm.layout.pack_rows(variants))
+        assert (words == words[:, :1]).all()
+        assert len(set(variants)) * int(stab[0]) == 6
+        assert list(canon.orbit_sizes(stab)) == [len(set(variants))] * 6
+        reps.add(tuple(words[:, 0]))
+        assert bm.layout.unpack_row(words, 0) in seen  # a representative is a reachable state
+    assert len(reps) == 15
+
+
+def test_the_generators_are_a_swap_and_a_cycle():
+    assert generators(1) == []
+    assert generators(2) == [(2, 1)]
+    assert generators(3) == [(2, 1, 3), (2, 3, 1)]
+    assert generators(4) == [(2, 1, 3, 4), (2, 3, 4, 1)]
+
+
+def test_renaming_moves_per_request_slots_and_relabels_request_ids():
+    """π = (r1 r2 r3 -> r2 r3 r1): request i's elements go to π(i), request ids are relabelled,
+    0 (none) and requests+1 (r0) stay, and bindings map to the renamed bindings."""
+    model = _model("sym_initial_r1.py", 3)
+    perm = (2, 3, 1)
+    assert [relabel_value(model, perm, v) for v in range(5)] == [0, 2, 3, 1, 4]
+    stage = model.by_name["stage"]
+    pos = position_map(model, perm)
+    assert [pos[stage.offset + i] for i in range(3)] == [stage.offset + 1, stage.offset + 2, stage.offset]
+    leader = model.by_name["leader"]
+    assert pos[leader.offset] == leader.offset
+    state = list(model.initial)
+    state[stage.offset] = 1  # r1 running
+    moved = apply_concrete(model, perm, tuple(state))
+    assert moved[stage.offset + 1] == 1 and moved[stage.offset] == 0
+    assert moved[leader.offset] == 2  # leader r1 is now r2
+    labels = [b.label() for b in model.bindings]
+    renamed = [labels[k] for k in binding_map(model, perm)]
+    assert renamed[labels.index("start(r=r1)")] == "start(r=r2)"
+    assert renamed[labels.index("finish(r=r3)")] == "finish(r=r1)"
+
+
+# -- refused: each part that can single out a request -----------------------------------------
+
+
+def test_symmetry_is_refused_for_an_invariant_that_names_r1_only():
+    _refused("sym_invariant_r1.py", 2, "property r1-not-first is not the same for every request")
+    plain = batch.check(_model("sym_invariant_r1.py"))
+    assert (plain.violation.property, plain.violation.step) == ("r1-not-first", 2)
+
+
+def test_symmetry_is_refused_for_a_sometimes_that_names_r1_only():
+    _refused("sym_sometimes_r1.py", 2, "property r1-finishes-first is not the same for every request")
+    plain = batch.check(_model("sym_sometimes_r1.py"))
+    assert plain.verdict is Verdict.VERIFIED
+    assert plain.sometimes == {"r1-finishes-first": True, "a-request-finishes": True}
+
+
+def test_symmetry_is_refused_for_a_property_that_can_raise_for_r1_only():
+    _refused("sym_property_error_r1.py", 2,
+             "the spec errors that the properties can raise are not the same for every request")
+    with pytest.raises(SpecError, match="in invariant balanced: `//` by zero"):
+        batch.check(_model("sym_property_error_r1.py"))
+
+
+def test_symmetry_is_refused_for_an_action_that_can_raise_for_r1_only():
+    _refused("sym_action_error_r1.py", 2, "action finish(r=r1) does not behave like finish(r=r2) with the requests renamed")
+    with pytest.raises(SpecError, match=r"in action finish\(r=r1\): `//` by zero"):
+        batch.check(_model("sym_action_error_r1.py"))
+
+
+def test_symmetry_is_refused_for_a_leak_property_that_singles_out_r1():
+    _refused("sym_leak_r1.py", 2, "the leak property is not the same for every request")
+    plain = batch.check(_model("sym_leak_r1.py"))
+    assert (plain.violation.property, plain.violation.step) == ("leak", 1)
+
+
+def test_symmetry_is_refused_for_an_initial_state_that_names_r1():
+    _refused("sym_initial_r1.py", 2, "the initial state is not the same for every request")
+    _refused("sym_initial_r1.py", 3, "the initial state is not the same for every request")
+
+
+def test_a_spec_symmetric_under_the_swap_only_is_refused_with_three_requests():
+    """r3 is special: swapping r1 and r2 is a symmetry, the 3-cycle is not."""
+    assert _problem("sym_third_request.py", 2) is None
+    _refused("sym_third_request.py", 3, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
+    model = _model("sym_third_request.py", 3)
+    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 35
+
+
+def test_a_spec_symmetric_under_the_cycle_only_is_refused_with_three_requests():
+    """A ring r1 -> r2 -> r3 -> r1: rotating is a symmetry, swapping r1 and r2 is not."""
+    assert _problem("sym_cyclic.py", 2) is None
+    _refused("sym_cyclic.py", 3, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
+    model = _model("sym_cyclic.py", 3)
+    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 61
