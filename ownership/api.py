@@ -13,7 +13,14 @@ from typing import Any
 
 from . import limits
 from .errors import UsageError
-from .lang.loader import build_model, is_path, load_spec, resolve_spec_path, shipped_specs, split_ref
+from .lang.loader import (
+    build_model,
+    is_path,
+    load_spec,
+    resolve_spec_path,
+    shipped_specs,
+    split_ref,
+)
 from .lang.model import Model
 from .result import CheckResult
 from .trace import ReplayResult, Trace, replay

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,7 +99,7 @@ def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *,
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
 @click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not check this property (repeatable), to see past it.")
 @click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
-@click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the counterexample as ITF JSON here.")
+@click.option("--out", "out", metavar="PATH", help="Write the counterexample as ITF JSON here.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--strict", is_flag=True, help="Exit 3 for a bounded pass or an unreached sometimes property.")
 @click.option("--full", is_flag=True, help="Show whole states in the trace, not only what changed.")
@@ -185,7 +186,7 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Replay with these fixes instead of the trace's.")
 @click.option("--version", "version", metavar="RELEASE", help="Replay with the fixes of an engine release instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the replayed run as ITF JSON here.")
+@click.option("--out", "out", metavar="PATH", help="Write the replayed run as ITF JSON here.")
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (exit 3, no verdict).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (exit 3, no verdict) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
 def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], version: str | None, as_json: bool,
@@ -266,8 +267,13 @@ _register_optional_commands()
 
 
 def main() -> None:
-    """The console script."""
-    cli(prog_name="ownership")
+    """The console script. Once a command has its answer (its exit code), a late Ctrl-C no
+    longer changes it: interrupted while Python exits, the process died of SIGINT instead of
+    exiting 3 (a second Ctrl-C in quick succession did that)."""
+    try:
+        cli(prog_name="ownership")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

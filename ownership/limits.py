@@ -51,8 +51,8 @@ ENGINE_MEMORY_GRACE = 1.05
 #: Worker processes per CPU at most: more only add forks and memory, never speed.
 WORKERS_PER_CPU = 4
 
-#: Sizes above this are refused: no machine has an exbibyte of memory.
-MAX_SIZE = 1 << 60
+#: Sizes above this are refused: no machine has a pebibyte of memory.
+MAX_SIZE = 1 << 50
 
 
 # --------------------------------------------------------------------------- option values
