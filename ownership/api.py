@@ -117,7 +117,8 @@ def check(
 
     `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`.
     `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search.
-    `max_memory`, `workers`, `symmetry` (explicit only): the batch engine's search."""
+    `max_memory`, `workers`, `symmetry` (explicit only): the batch engine's search (the
+    per-state engine takes max_memory only under a command's limits, ownership.limits)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
     if symbolic and engine != "bmc":
@@ -191,7 +192,9 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
             result = batch.check(model, max_states=max_states, max_depth=max_depth,
                                  max_seconds=max_seconds, max_memory=max_memory,
                                  workers=workers, symmetry=symmetry, reporter=reporter)
-        elif symmetry or workers > 1 or max_memory is not None:
+        elif symmetry or workers > 1 or (max_memory is not None and not limits.active()):
+            # (the per-state engine has no memory guard of its own: under a command's limits,
+            # ownership.limits, the command's ceiling stands for --max-memory)
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and {why_not}")
         else:
             result = explicit.check(model, max_states=max_states, max_depth=max_depth,

@@ -292,12 +292,17 @@ def seconds_left(max_seconds: float | None) -> float | None:
     return left if max_seconds is None else min(max_seconds, left)
 
 
+def active() -> bool:
+    """Whether a command's limits are armed (its memory ceiling stands for every engine)."""
+    return _armed is not None
+
+
 def tripped() -> str | None:
     """The limit that stopped the running command, if one did."""
     return _armed.tripped if _armed is not None else None
 
 
 __all__ = [
-    "Guard", "PhaseProgress", "armed", "available_memory", "check_workers", "max_workers",
+    "Guard", "PhaseProgress", "active", "armed", "available_memory", "check_workers", "max_workers",
     "parse_seconds", "parse_size", "phase", "resident_memory", "seconds_left", "tripped",
 ]

@@ -197,3 +197,14 @@ def test_skipping_every_property_is_not_a_pass(command):
     one_error_line(run_cli(command, "sglang_pd", *skips), "nothing to check", "every property", "--skip")
     quick = ["--k", "1"] if command == "prove" else []
     assert run_cli(command, "sglang_pd", "--fix", "door-retire", *skips[2:], *quick).code in (0, 3)
+
+
+@pytest.mark.parametrize("extra", [["--engine", "bmc", "--max-depth", "2"],
+                                   ["--engine", "fuzz", "--runs", "2", "--steps", "3", "--profile", "ci"],
+                                   ["--param", "decode_pool=100", "--max-states", "50"]],
+                         ids=["bmc", "fuzz", "per-state"])
+def test_max_memory_is_a_limit_of_every_engine(extra):
+    """--max-memory holds for the whole command, so every engine takes it (it was refused for
+    all but the batch engine)."""
+    run = run_cli("check", "sglang_pd", "--fix", "door-retire", "--max-memory", "8G", *extra)
+    assert run.code == 0, run.err
