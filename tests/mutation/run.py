@@ -16,6 +16,9 @@ targets on 2 cores):
     python tests/mutation/run.py --only 'write:*'      # mutants whose key matches a glob
     python tests/mutation/run.py --tests tests/        # another test selection (whole suite)
     python tests/mutation/run.py --show KEY            # the diff of one mutant
+    python tests/mutation/run.py --report r.json       # every outcome as JSON ...
+    python tests/mutation/run.py --resume r.json       # ... then, after adding tests, run
+                                                       # only the mutants not killed there
 
 It never writes into the repository: the working tree (with uncommitted test files) is
 copied once per job to --workdir (default /tmp/mutation-work/w0, w1, ...), each mutant is
@@ -577,13 +580,25 @@ def _covering(m: Mutant, coverage: dict[str, dict], copy: Path) -> list[str]:
 
 
 def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, timeout: float | None,
-        only: list[str], report_path: Path | None) -> int:
+        only: list[str], report_path: Path | None, resume: Path | None = None) -> int:
     equivalent = load_equivalent()
+    kept: list[Outcome] = []
+    if resume is not None:
+        # a mutant killed before stays killed (the tests only grow); every other one runs again
+        for o in json.loads(resume.read_text()):
+            if o["status"] in ("killed", "timeout") and o["mutant"]["target"] in targets:
+                kept.append(Outcome(**o))
+    done_keys = {(o.mutant["target"], o.key) for o in kept}
     plan: list[tuple[Mutant, tuple[str, ...]]] = []
     for t in targets:
         selection = tuple(tests or DEFAULT_TESTS[t])
-        plan += [(m, selection) for m in mutants_of(t) if not only or any(fnmatch.fnmatchcase(m.key, g) for g in only)]
-    if not plan:
+        plan += [(m, selection) for m in mutants_of(t) if (not only or any(fnmatch.fnmatchcase(m.key, g) for g in only))
+                 and (t, m.key) not in done_keys]
+    if resume is not None:
+        live = {(t, m.key) for t in targets for m in mutants_of(t)}
+        kept = [o for o in kept if (o.mutant["target"], o.key) in live]
+        print(f"resuming {resume}: {len(kept)} mutants killed before, {len(plan)} to run", flush=True)
+    if not plan and not kept:
         print("no mutants selected")
         return 2
     workdir = workdir.resolve()
@@ -643,7 +658,7 @@ def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, t
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        outcomes = list(pool.map(one, plan))
+        outcomes = kept + list(pool.map(one, plan))
     elapsed = time.monotonic() - t0
     for srv in servers:
         srv.close()
@@ -699,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--show", metavar="KEY", help="print one mutant's changed line and stop")
     p.add_argument("--report", type=Path, help="write every outcome as JSON here")
+    p.add_argument("--resume", type=Path, metavar="REPORT",
+                   help="keep the mutants killed in this earlier report, run the others again, and update it")
     a = p.parse_args(argv)
     for t in a.targets:
         if t not in DEFAULT_TESTS and not a.tests:
@@ -720,7 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.jobs < 1:
         p.error("--jobs must be 1 or more")
-    return run(a.targets, a.tests, a.jobs, a.workdir, a.timeout, a.only, a.report)
+    return run(a.targets, a.tests, a.jobs, a.workdir, a.timeout, a.only, a.report or a.resume, a.resume)
 
 
 if __name__ == "__main__":

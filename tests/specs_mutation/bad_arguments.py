@@ -4,8 +4,11 @@
 line); tests/test_kernel_mutants.py expects, for each case, a SpecError with the operation's
 message and this file and line, or no error at all. Cases 1-12 name a pool the spec does not
 declare, 13-23 a request outside 1..requests, 24-31 pages outside the pool, 32-37 a bad key,
-38-45 the other misuses (a pool of the wrong kind, a page number, a negative count, an int
-where a page set is meant). Cases 50-53 take the value from the state instead, so the check is
+38-49 and 54-58 the other misuses (a pool of the wrong kind, a page number, a negative
+count, a value of the wrong sort: an int where a page set is meant, a condition where an int
+is, a list as a pool name), 59 a misspelt pool (the message suggests the right one), 60-61 a page number that is a
+condition or negative; 62 allocates no page, which is no error. Every
+case of 1-49 and 54-61 whose value is known when tracing is refused at load, before any step. Cases 50-53 take the value from the state instead, so the check is
 made while searching, where `pick` stored it: `value` is a request id (50), a page (51), a
 key (52) or a page count (53) chosen by `pick` in lo..hi; with values inside the bounds
 these cases flag nothing, so a check that wrongly fires shows as a spec error.
@@ -147,3 +150,21 @@ class BadArguments(Spec):
             s.write("keyed", r, got, key=s.value)  # case 52
         if c == 53:
             s.alloc("kv", r, s.value)  # case 53
+        if c == 54:
+            s.free_pages(["kv"])  # case 54
+        if c == 55:
+            s.write("kv", True, page(0))  # case 55
+        if c == 56:
+            s.read("keyed", r, page(0), key=True)  # case 56
+        if c == 57:
+            s.alloc("kv", r, True)  # case 57
+        if c == 58:
+            s.take("kv", r, True)  # case 58
+        if c == 59:
+            s.alloc("keyd", r, 1)  # case 59 (a slip for keyed)
+        if c == 60:
+            s.holds("kv", True, r)  # case 60
+        if c == 61:
+            s.holds("kv", -1, r)  # case 61
+        if c == 62:
+            s.alloc("kv", r, 0)  # case 62 (no page: no error)

@@ -1,15 +1,19 @@
 """Pins: the kernel's queries (holds, owned, free_pages, reused) and take() mean what they say.
 
 `kv` is a warm plain pool (every page starts with KV of an earlier request, r0) handed out by
-the spec's own allocator (`take` of the free page the action names); `ref` is a shared pool of one page that requests take (`take` when free) or join (`share`). The guards use
-holds / owned / free_pages, and two invariants tie the queries together:
+the spec's own allocator (`take` of the free page the action names, from page `lowest` on);
+`cold` is a plain pool of one page that is never written; `ref` is a shared pool of one page
+that a request takes and computes into (`first`) or joins (`share`). The guards use holds /
+owned / free_pages, and four invariants test the queries:
 
-- `ref_queries_agree`: r holds the shared page exactly when it is in owned(ref, r), and the page
-  is free exactly when nobody holds it (true in every state);
-- `no_reuse`: no kv page is held by one request while holding another request's KV (reused).
-  It fails at step 4: r1 takes page 0 and computes into it, gives it back, and r2 takes page 0,
-  which still holds r1's KV (content is never cleared on free). Pages holding r0's KV (warm)
-  or written by their holder do not count.
+- `ref_queries_agree`: r holds the shared page exactly when it is in owned(ref, r), and the
+  page is free exactly when nobody holds it (true in every state);
+- `ref_reuse`: reused(ref) is empty: it fails at step 3, when r1 (whose KV the page holds)
+  leaves and r2 still holds it; while r1 holds it too, it is not reused;
+- `no_reuse`: no kv page is held by one request while holding another request's KV: it fails
+  at step 4, when r2 takes the page that r1 computed into and gave back (content is never
+  cleared on free); pages holding r0's KV (warm) or their holder's own do not count;
+- `cold_not_reused`: a page never written is not reused (true in every state).
 """
 
 from ownership import (
@@ -30,18 +34,20 @@ from ownership import (
 
 class Queries(Spec):
     requests = param(2, "requests")
+    lowest = param(0, "the first kv page that grab may take")
 
     kv = pool(2, warm=True)
+    cold = pool(1)
     ref = pool(1, shared=True)
 
     @action
-    def grab(self, s, r: Request, p: ints(0, 1)):
+    def grab(self, s, r: Request, p: ints(lowest, 1)):
         """r takes free kv page p (the spec's own allocator chose it)."""
         s.require(has(s.free_pages("kv"), p))
         s.take("kv", r, page(p))
 
     @action
-    def compute(self, s, r: Request, p: ints(0, 1)):
+    def compute(self, s, r: Request, p: ints(lowest, 1)):
         """r computes its KV into page p, which it holds."""
         s.require(s.holds("kv", p, r))
         s.write("kv", r, page(p))
@@ -53,10 +59,23 @@ class Queries(Spec):
         s.free("kv", r, s.owned("kv", r))
 
     @action
+    def chill(self, s, r: Request):
+        """r takes the cold page (never written) while it is free."""
+        s.require(count(s.free_pages("cold")) == 1)
+        s.take("cold", r, page(0))
+
+    @action
+    def thaw(self, s, r: Request):
+        """r gives the cold page back."""
+        s.require(s.holds("cold", 0, r))
+        s.free("cold", r, s.owned("cold", r))
+
+    @action
     def first(self, s, r: Request):
-        """r takes the free shared page."""
+        """r takes the free shared page and computes its KV into it."""
         s.require(count(s.free_pages("ref")) == 1)
         s.take("ref", r, page(0))
+        s.write("ref", r, page(0))
 
     @action
     def join(self, s, r: Request):
@@ -78,5 +97,13 @@ class Queries(Spec):
             (has(s.free_pages("ref"), 0) == ~held)
 
     @invariant
+    def ref_reuse(self, s):
+        return s.reused("ref") == 0
+
+    @invariant
     def no_reuse(self, s):
         return s.reused("kv") == 0
+
+    @invariant
+    def cold_not_reused(self, s):
+        return s.reused("cold") == 0
