@@ -11,14 +11,12 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from . import api, limits
-from .cli_common import OwnershipGroup, Progress, echo
+from .cli_common import OwnershipGroup, Progress, echo, limited, parse_params
 from .errors import UsageError
 from .result import EXIT_CODES, Verdict
 from .trace import read_itf, write_itf
@@ -31,24 +29,6 @@ EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text 
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error (a bug of ownership).")
 def cli(debug: bool) -> None:
     """Model checker for KV-cache page ownership in disaggregated LLM inference."""
-
-
-def _params(pairs: tuple[str, ...]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=8")
-        try:
-            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
-    return out
-
-
-def _size(text: str) -> int:
-    """A memory size such as 4G, 512M, 1.5GiB or 100000000 (bytes): limits.parse_size."""
-    return limits.parse_size(text)
 
 
 def _check_out(out: str | None) -> None:
@@ -68,28 +48,6 @@ def _write_trace(trace: Any, out: str) -> None:
         write_itf(trace, out)  # whole or not at all (trace.write_output); a UsageError if it fails
     except OSError as e:
         raise UsageError(f"cannot write the trace to {out}: {e.strerror or e}") from None
-
-
-@contextmanager
-def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *, as_json: bool = False,
-            spec: str | None = None, unexplored: str = "nothing was explored") -> Iterator[limits.Guard]:
-    """Run a command's block under its whole-command limits (ownership.limits). A limit or
-    Ctrl-C outside an engine (which reports its own coverage) ends the command here: exit 3,
-    one line saying what stopped it, while doing what, and what was not done."""
-    guard: limits.Guard | None = None
-    try:
-        with limits.armed(max_seconds=max_seconds, max_memory=max_memory, reporter=progress) as guard:
-            yield guard
-    except KeyboardInterrupt:  # LimitReached too (the block has closed its progress line)
-        reason = (guard.tripped if guard is not None else None) or "interrupt"
-        doing = (guard.stopped_in if guard is not None else None) or "starting"
-        code = Verdict.INCONCLUSIVE.exit_code
-        if as_json:
-            click.echo(json.dumps({"spec": spec, "verdict": "inconclusive", "stopped_by": reason,
-                                   "while": doing, "coverage": None, "exit_code": code}, indent=1))
-        else:
-            echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
-        sys.exit(code)
 
 
 @cli.command(epilog=EXIT_TABLE)
@@ -128,14 +86,14 @@ def check(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     from .render.text import render_check
 
     seconds = limits.parse_seconds(max_seconds)
-    memory = _size(max_memory) if max_memory is not None else None
+    memory = limits.parse_size(max_memory) if max_memory is not None else None
     limits.check_workers(workers)
     _check_out(out)
     keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            result = api.check(spec, params=_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
+            result = api.check(spec, params=parse_params(params), fixes=fixes, version=version, skip=skip, engine=engine,
                                max_states=max_states, max_depth=max_depth, max_seconds=seconds,
                                reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                                profile=profile, symmetry=symmetry, workers=workers,
@@ -198,7 +156,7 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], version: s
     from .render.text import render_replay
 
     seconds = limits.parse_seconds(max_seconds)
-    memory = _size(max_memory) if max_memory is not None else None
+    memory = limits.parse_size(max_memory) if max_memory is not None else None
     _check_out(out)
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec,
@@ -246,7 +204,7 @@ def list_(spec: str | None, params: tuple[str, ...]) -> None:
             summaries[name] = ((cls.__doc__ or "").strip().splitlines() or [""])[0]
         echo(render_spec_list(summaries))
         return
-    echo(render_spec(api.model_for(spec, params=_params(params)), spec))
+    echo(render_spec(api.model_for(spec, params=parse_params(params)), spec))
 
 
 def _register_optional_commands() -> None:

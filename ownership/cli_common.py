@@ -7,16 +7,20 @@ through the `ownership` group."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from .errors import OwnershipError
+from . import limits
+from .errors import OwnershipError, UsageError
 from .render.escape import printable
 from .result import EXIT_BAD_INPUT, EXIT_INTERNAL, Verdict
 
@@ -126,3 +130,39 @@ class Progress:
     def close(self) -> None:
         if self.printed and self.tty:
             click.echo("", err=True)
+
+
+def parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
+    """`--param NAME=VALUE` options as a dict (every command that takes parameters)."""
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=8")
+        try:
+            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
+    return out
+
+
+@contextmanager
+def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *, as_json: bool = False,
+            spec: str | None = None, unexplored: str = "nothing was explored") -> Iterator[limits.Guard]:
+    """Run a command's block under its whole-command limits (ownership.limits). A limit or
+    Ctrl-C outside an engine (which reports its own coverage) ends the command here: exit 3,
+    one line saying what stopped it, while doing what, and what was not done."""
+    guard: limits.Guard | None = None
+    try:
+        with limits.armed(max_seconds=max_seconds, max_memory=max_memory, reporter=progress) as guard:
+            yield guard
+    except KeyboardInterrupt:  # LimitReached too (the block has closed its progress line)
+        reason = (guard.tripped if guard is not None else None) or "interrupt"
+        doing = (guard.stopped_in if guard is not None else None) or "starting"
+        code = Verdict.INCONCLUSIVE.exit_code
+        if as_json:
+            click.echo(json.dumps({"spec": spec, "verdict": "inconclusive", "stopped_by": reason,
+                                   "while": doing, "coverage": None, "exit_code": code}, indent=1))
+        else:
+            echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
+        sys.exit(code)

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from ownership import config_check as cc
-from ownership.cli_common import OwnershipCommand, echo
+from ownership.cli_common import OwnershipCommand, Progress, echo, limited
 from ownership.errors import OwnershipError, UsageError
 from ownership.result import EXIT_BAD_INPUT
 
@@ -192,9 +192,17 @@ def config_check(
             version=sglang_version,
         )
         if run_spec:
-            report = cc.run_spec(
-                report, fixes=list(fixes), max_states=max_states, max_seconds=max_seconds
-            )
+            # the whole-command limits cover loading and tracing the spec too (ownership.limits)
+            progress = Progress()
+            with limited(max_seconds, None, progress, as_json=as_json, spec="sglang_pd",
+                         unexplored="the deployment's figures were checked, the spec was not"):
+                try:
+                    report = cc.run_spec(
+                        report, fixes=list(fixes), max_states=max_states,
+                        max_seconds=max_seconds,
+                    )
+                finally:
+                    progress.close()
     except OwnershipError as exc:
         echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)

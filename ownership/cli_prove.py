@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .cli_common import OwnershipCommand, Progress, echo
+from .cli_common import OwnershipCommand, Progress, echo, limited, parse_params
 from .engines.bmc import DEFAULT_K
 from .result import EXIT_CODES, Verdict
 
@@ -45,15 +45,14 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     real counterexample (exit 1). A failing induction step is shown as a counterexample to
     induction, whose first state may be unreachable (exit 3)."""
     from . import api, limits
-    from .cli import _params, _size, limited
     from .engines import bmc
 
     seconds = limits.parse_seconds(max_seconds)
-    memory = _size(max_memory) if max_memory is not None else None
+    memory = limits.parse_size(max_memory) if max_memory is not None else None
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            model = api.model_for(spec, params=_params(params), fixes=fixes, version=version, skip=skip)
+            model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=version, skip=skip)
             api.nothing_to_check(model)
             with limits.phase("preparing the k-induction proof", engine=True):
                 result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),

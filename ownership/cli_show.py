@@ -19,22 +19,8 @@ import sys
 
 import click
 
-from .cli_common import OwnershipCommand, echo
-from .errors import UsageError
+from .cli_common import OwnershipCommand, Progress, echo, limited, parse_params
 from .trace import write_output
-
-
-def _params(pairs: tuple[str, ...]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=2")
-        try:
-            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
-    return out
 
 
 @click.command(cls=OwnershipCommand)
@@ -96,8 +82,14 @@ def graph(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     from .api import model_for
     from .engines.graph import DEFAULT_MAX_NODES, reachable_graph, summary, to_dot
 
-    model = model_for(spec, params=_params(params), fixes=fixes, version=version)
-    sg = reachable_graph(model, max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes)
+    progress = Progress()
+    # no time limit, but the memory ceiling (never push the machine into swap) and Ctrl-C: exit 3
+    with limited(None, None, progress, spec=spec):
+        try:
+            model = model_for(spec, params=parse_params(params), fixes=fixes, version=version)
+            sg = reachable_graph(model, max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes)
+        finally:
+            progress.close()
     facts = summary(sg)
     setting = " ".join(f"{k}={v}" for k, v in model.env.items())
     fixed = ", ".join(model.spec.fixes) or "none"

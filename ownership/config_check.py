@@ -783,7 +783,7 @@ class _SGLangLogReader(_LogReader):
 # vLLM 0.33.0 start-up lines, each found by its keyword like SGLang's above.
 #: entrypoints/common/startup.py::log_version_and_model (with VLLM_DISABLE_LOG_LOGO).
 _VL_VERSION = "vLLM server version "
-_VL_VERSION_REST = re.compile(r"[^\s,]{1,%d}(?![^\s,])" % _MAX_VERSION_CHARS)
+_VL_VERSION_REST = re.compile(rf"[^\s,]{{1,{_MAX_VERSION_CHARS}}}(?![^\s,])")
 #: entrypoints/common/startup.py::log_non_default_args: "non-default args: {...}".
 _VL_ARGS = "non-default args: {"
 #: config/model.py::ModelConfig.get_and_verify_max_len: "Using max model len %s".
@@ -791,7 +791,7 @@ _VL_MAXLEN = "Using max model len "
 #: v1/engine/core.py::EngineCore.__init__: "Initializing a V1 LLM engine (v%s) with config: ...,
 #: max_seq_len=%d, ...".
 _VL_ENGINE = "Initializing a V1 LLM engine (v"
-_VL_ENGINE_REST = re.compile(r"([^)]{1,%d})\) with config: " % _MAX_VERSION_CHARS)
+_VL_ENGINE_REST = re.compile(rf"([^)]{{1,{_MAX_VERSION_CHARS}}})\) with config: ")
 #: v1/core/kv_cache_utils.py::update_kv_cache_capacity, once per engine core (per DP rank):
 #: "GPU KV cache size: 2,097,152 tokens, Maximum concurrency for 1,048,576 tokens per request: 2.00x".
 #: The device before it is an upper-case word ("GPU", "XPU", "GPU + host").
