@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import limits
-from .errors import UsageError
+from .errors import TraceFormatError, UsageError
 from .lang.loader import (
     build_model,
     is_path,
@@ -216,6 +216,9 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
 
     Without `spec`, only a shipped spec named in the trace is loaded: a trace file never
     chooses which code runs."""
+    if trace.foreign:
+        raise TraceFormatError("this ITF trace was not written by ownership (no #meta.ownership): it has no"
+                               " actions of a spec to replay")
     from_trace = spec is None
     if from_trace:
         base, _ = split_ref(trace.spec)
@@ -225,9 +228,28 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                 " replay it on with --spec PATH (a trace file never chooses which code runs)"
             )
         spec = trace.spec
-    if fixes is None and version is None:
+    other_fixes = fixes is not None or version is not None
+    if not other_fixes:
         fixes = trace.fixes
     assert spec is not None
     model = model_for(spec, params=trace.params, fixes=fixes or (), version=version, shipped_only=from_trace)
     with limits.phase(f"replaying the trace's {max(len(trace.steps) - 1, 0):,} steps"):
-        return replay(trace, model), model
+        if other_fixes and trace.violation is not None:
+            # "does this fix kill the trace?" means something only if the trace violates without
+            # it: a trace cut short or edited would otherwise "no longer violate" (issue 12, 7)
+            own = model_for(spec, params=trace.params, fixes=trace.fixes, shipped_only=from_trace)
+            if replay(trace, own).outcome != "violated":
+                raise TraceFormatError(
+                    f"the trace does not violate {trace.violation.property} on spec {trace.spec or spec} with its"
+                    f" own fixes ({', '.join(trace.fixes) or 'none'}): it was cut short or edited, or made by"
+                    " another version of the spec, so replaying it with other fixes shows nothing. Make the"
+                    " trace again with `ownership check ... --out`")
+        result = replay(trace, model)
+        if not other_fixes and from_trace and trace.violation is not None and result.outcome != "violated":
+            # a shipped spec does not change under a trace: its own run must violate again
+            raise TraceFormatError(
+                f"the trace does not violate {trace.violation.property} on the shipped spec {trace.spec} with its"
+                f" own fixes ({', '.join(trace.fixes) or 'none'}): it was cut short or edited, or made by another"
+                " version of ownership. Make the trace again with `ownership check ... --out`, or replay it"
+                " on your own spec with --spec PATH")
+        return result, model

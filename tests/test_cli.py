@@ -169,3 +169,23 @@ def test_an_internal_error_exits_4_with_one_line_and_the_traceback_only_under_de
     assert "ownership check sglang_pd" in run.err and "Traceback" not in run.err
     debug = run_cli("--debug", "check", "sglang_pd")
     assert debug.code == 4 and "Traceback" in debug.err
+
+
+def test_a_trace_cut_short_with_its_violation_step_edited_is_bad_input(tmp_path):
+    """A recorded violation that its own spec and fixes do not reproduce is not a counterexample:
+    exit 2 (with or without --fix), never "no longer violates" (issue 12, item 7)."""
+    import json
+
+    doc = json.loads((ROOT / "tests" / "golden" / "cli" / "incident.trace.json").read_text())
+    doc["states"] = doc["states"][:4]
+    meta = doc["#meta"]["ownership"]
+    meta["violation"]["step"] = 3
+    meta["actors"] = meta["actors"][:4]
+    cut = tmp_path / "cut.itf.json"
+    cut.write_text(json.dumps(doc))
+    for extra in ((), ("--fix", "door-retire")):
+        run = run_cli("replay", str(cut), *extra)
+        assert run.code == 2, run.out + run.err
+        assert run.err.startswith("error: the trace does not violate stale-read") and run.err.count("\n") == 1
+    whole = run_cli("replay", str(ROOT / "tests" / "golden" / "cli" / "incident.trace.json"), "--fix", "door-retire")
+    assert whole.code == 0

@@ -457,7 +457,10 @@ def check(
     exp = Expander(model, symmetry)
     if exp.bm.unsupported is not None:
         # the per-state engine computes with Python's integers: the same search, exactly
-        if symmetry or workers > 1 or max_memory is not None:
+        from .. import limits
+
+        # (--max-memory holds without the batch engine when the command's limits are armed)
+        if symmetry or workers > 1 or (max_memory is not None and not limits.active()):
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
                              f" {exp.bm.unsupported} 64 bits; check it without them")
         from . import explicit
