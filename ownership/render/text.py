@@ -182,7 +182,9 @@ def render_replay(result: ReplayResult, *, trace: Trace, fixes: list[str] | tupl
             f" ({', '.join(result.diverged_vars)})"
         )
     if trace.violation is not None and result.outcome != "violated":
-        lines.append(f"  recorded violation: {trace.violation.property} at step {trace.violation.step}")
+        # (a name from the trace file: kept on its line, so that it cannot forge a line of the report)
+        name = trace.violation.property.replace("\r", "\\r").replace("\n", "\\n")
+        lines.append(f"  recorded violation: {name} at step {trace.violation.step}")
     return "\n".join(lines)
 
 
