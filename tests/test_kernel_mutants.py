@@ -115,6 +115,67 @@ def test_holds_owned_and_free_pages_agree_in_every_state():
     assert (result.coverage.states, result.coverage.transitions) == (243, 1296)
 
 
+def test_take_of_a_held_shared_page_adds_a_holder():
+    """r1 still holds (and reads) the page the allocator handed r2 as well: 5 states."""
+    result = judge("shared_take.py")
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (5, 5)
+    bug = judge("shared_take.py", fixes=["writer-second"])
+    assert (bug.violation.property, bug.violation.step) == ("write-unowned", 2)
+    assert "request r2 wrote kv page 0 (held by r1, r2), which it does not hold alone" in bug.violation.message
+    assert "the KV of r1 is overwritten" in bug.violation.message
+
+
+def test_a_free_in_flight_names_the_request_whose_transfer_is_in_flight():
+    result = judge("free_under_other.py")
+    assert (result.violation.property, result.violation.step) == ("free-in-flight", 3)
+    assert labels(result) == ["reserve_r1()", "push_r2()", "release_r1()"]
+    assert result.violation.message.startswith(
+        "step 3, release_r1(): request r1 freed decode page 0 while a transfer of r2 into or out of it")
+
+
+def test_a_free_by_a_request_that_never_held_a_shared_page_drops_no_reference():
+    bug = judge("shared_free_stranger.py")
+    assert (bug.violation.property, bug.violation.step) == ("double-free", 2)
+    assert bug.violation.message == ("step 2, stranger_frees(): request r2 freed kv page 0 (held by r1):"
+                                     " the page can end up with two owners.")
+    result = judge("shared_free_stranger.py", skip=["double-free"])
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (4, 4)
+
+
+def test_a_leak_of_the_last_page_of_a_pool_is_found():
+    bug = judge("leak_last_page.py")
+    assert (bug.violation.property, bug.violation.step) == ("leak", 2)
+    assert bug.violation.message.endswith("r1 still owns kv page 1.")
+    assert judge("leak_last_page.py", fixes=["free-all"]).verdict is Verdict.VERIFIED
+
+
+#: the zoo of tests/specs: each property's message names the request, the pool, the page and
+#: the other party (the kernel's flag: request, other, pool, page)
+ZOO_MESSAGES = {
+    "double_free.py": "step 3, terminal_cleanup(r=r1): request r1 freed kv page 0 (already free):"
+                      " the page can end up with two owners.",
+    "free_in_flight.py": "step 2, abort(r=r1): request r1 freed dst page 0 while a transfer of r1 into or out"
+                         " of it was still in flight: the write can land after the page is reused.",
+    "read_unowned.py": "step 3, attend(r=r1): request r1 read kv page 0 (free), which it does not own.",
+    "stale_read.py": "step 2, attend(r=r1): request r1 read kv page 0 never written for anyone (garbage),"
+                     " not for r1: it attends over data never written for it.",
+    "write_unowned.py": "step 3, sender_writes(r=r1): request r1 wrote kv page 0 (free), which it does not own:"
+                        " it was freed meanwhile, and the next owner's KV will be overwritten.",
+    "leak.py": "step 2, abort(r=r1): a finished request keeps pages that never return to the pool:"
+               " r1 still owns kv page 0.",
+}
+
+
+@pytest.mark.parametrize("spec", sorted(ZOO_MESSAGES))
+def test_each_property_names_the_request_pool_page_and_other_party(spec):
+    model = model_for(str(Path("tests") / "specs" / spec))
+    result = batch.check(model)
+    assert result.violation.message == ZOO_MESSAGES[spec]
+    assert explicit.check(model).violation.message == ZOO_MESSAGES[spec]
+
+
 # -- arguments: every operation refuses every bad argument, at the spec's line -----------------
 
 #: case of tests/specs_mutation/bad_arguments.py -> the message (after "in action go(r=r1): ")
