@@ -132,6 +132,12 @@ def test_a_free_in_flight_names_the_request_whose_transfer_is_in_flight():
     assert labels(result) == ["reserve_r1()", "push_r2()", "release_r1()"]
     assert result.violation.message.startswith(
         "step 3, release_r1(): request r1 freed decode page 0 while a transfer of r2 into or out of it")
+    out = judge("free_under_other.py", source=1)  # the transfer reads out of the page freed
+    assert (out.violation.property, out.violation.step) == ("free-in-flight", 2)
+    assert out.violation.message == ("step 2, release_src_r2(): request r2 freed prefill page 0 while a transfer"
+                                     " of r2 into or out of it was still in flight: the write can land after"
+                                     " the page is reused.")
+    assert out.trace.steps[2].state["prefill.outbound"] == ["r2"]
 
 
 def test_a_free_by_a_request_that_never_held_a_shared_page_drops_no_reference():
@@ -149,6 +155,13 @@ def test_a_leak_of_the_last_page_of_a_pool_is_found():
     assert (bug.violation.property, bug.violation.step) == ("leak", 2)
     assert bug.violation.message.endswith("r1 still owns kv page 1.")
     assert judge("leak_last_page.py", fixes=["free-all"]).verdict is Verdict.VERIFIED
+
+
+def test_a_free_list_corrupted_by_a_skipped_double_free_hands_out_no_page_outside_the_pool():
+    assert judge("lifo_double_free.py").violation.property == "double-free"
+    result = judge("lifo_double_free.py", skip=["double-free"])
+    assert result.verdict is Verdict.VERIFIED
+    assert (result.coverage.states, result.coverage.transitions) == (6, 7)
 
 
 #: the zoo of tests/specs: each property's message names the request, the pool, the page and
