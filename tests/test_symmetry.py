@@ -178,3 +178,25 @@ def test_a_spec_symmetric_under_the_cycle_only_is_refused_with_three_requests():
     _refused("sym_cyclic.py", 3, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
     model = _model("sym_cyclic.py", 3)
     assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 61
+
+
+@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 44, 24), (3, 178, 44)])
+def test_request_ids_held_in_the_state_are_relabelled(requests, states, reduced):
+    """`last` (the first slot) holds a request id, chosen by If and select among non-ids:
+    symmetric, 44 states as 24 at 2 requests, 178 as 44 at 3."""
+    model = _model("sym_request_slot.py", requests)
+    assert equivariance_problem(model, BatchModel(model)) is None
+    got = batch.check(model, symmetry=True)
+    assert got.verdict is Verdict.VERIFIED
+    assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
+    assert explicit.check(model).coverage.states == states
+
+
+@pytest.mark.parametrize(("how", "why"), [
+    (0, "a request id held in the state is used by 'le'"),
+    (1, "state position 0 (last) is used as a number"),
+    (2, "state position 1 (count) is compared with a request id"),
+])
+def test_symmetry_is_refused_for_a_request_id_used_as_a_number(how, why):
+    model = model_for(str(SPECS / "sym_request_as_number.py"), params={"how": how})
+    assert equivariance_problem(model, BatchModel(model)) == why

@@ -15,6 +15,11 @@ _HIGHEST_BIT = ("a page outside the pool means m.bit_length() >= size + 1, so ma
                 " m.bit_length() for any x <= size + 1 (and size + 2 only adds a position whose bit is"
                 " not set, which the filter drops): the pages shown are the same")
 
+_EVERY_BINDING = ("k is never None: the bindings are every combination of argument values, and a request"
+                  " argument ranges over all of 1..requests (or 0 too), which relabel_value permutes, so the"
+                  " relabelled binding always exists")
+_MEMO = "a memo of a pure function: without it is_req() computes the same answer again (only slower)"
+
 EQUIVALENT: dict[str, dict[str, str]] = {
     "ownership/kernel.py": {
         "_bit:const:0->(-1)": "select()'s default is used only for an index r-1 outside 0..requests-1, and"
@@ -37,5 +42,14 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "_pages.message:const:1->0#3": _NEVER_NEGATIVE,
         "_pages.message:const:1->2#3": _NEVER_NEGATIVE,
     },
-    "ownership/engines/symmetry.py": {},
+    "ownership/engines/symmetry.py": {
+        "apply_concrete:const:0->(-1)": "the initial fill of `out` is overwritten everywhere: position_map is a"
+                                        " permutation of the positions",
+        "apply_concrete:const:0->1": "as for 0->(-1): every position of `out` is written",
+        "binding_map:stmt:if k is None: return None->pass": _EVERY_BINDING,
+        "binding_map:stmt:return None->pass": _EVERY_BINDING,
+        "_Canon.is_req:stmt:if got is not None: return got->pass": _MEMO,
+        "_Canon.is_req:stmt:return got->pass": _MEMO,
+        "_Canon.is_req:stmt:self.is_req_memo[n] = out->pass": _MEMO,
+    },
 }

@@ -571,12 +571,15 @@ def _serve(copy: Path, targets: list[str]) -> None:
         out.flush()
 
 
-def _covering(m: Mutant, coverage: dict[str, dict], copy: Path) -> list[str]:
-    """The tests that run a line of the mutant, fastest first."""
+def _covering(m: Mutant, coverage: dict[str, dict], copy: Path, selection: tuple[str, ...]) -> list[str]:
+    """The tests that run a line of the mutant: those of the selection's first file (the
+    target's own mutation tests) first, then the others, fastest first."""
     path = str(copy / m.target)
     lines = set(range(m.line, m.end_line + 1))
-    hits = [(c["seconds"], nodeid) for nodeid, c in coverage.items() if lines & set(c["lines"].get(path, ()))]
-    return [nodeid for _, nodeid in sorted(hits)]
+    own = selection[0].split("::")[0] if selection else ""
+    hits = [(not nodeid.startswith(own), c["seconds"], nodeid) for nodeid, c in coverage.items()
+            if lines & set(c["lines"].get(path, ()))]
+    return [nodeid for *_, nodeid in sorted(hits)]
 
 
 def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, timeout: float | None,
@@ -632,7 +635,7 @@ def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, t
 
     def one(item: tuple[Mutant, tuple[str, ...]]) -> Outcome:
         m, sel = item
-        chosen = _covering(m, coverage[sel], copies[0])
+        chosen = _covering(m, coverage[sel], copies[0], sel)
         if not chosen:
             status, seconds, detail = "passed", 0.0, "no selected test runs this line"
         else:

@@ -1,0 +1,31 @@
+"""Pins: symmetry is refused, with the reason (and the slot), for a spec that uses a request id
+as a number.
+
+`how` chooses the misuse: 0, the invariant orders the request id held in `last`
+(`s.last <= 1`); 1, an action stores it into an int slot (`s.count = s.last`); 2, an action
+compares an int slot with it (`s.count == s.last`). Renaming the requests does not preserve
+any of them, and the check says why, naming the state position and its slot.
+"""
+
+from ownership import Request, Spec, action, ints, invariant, param, state
+from ownership.lang.declare import RequestDomain
+
+
+class SymRequestAsNumber(Spec):
+    requests = param(2, "requests")
+    how = param(0, "0: ordered, 1: stored as a number, 2: compared with a number slot")
+
+    last = state(RequestDomain(none="nobody"), 0)
+    count = state(ints(0, 3), 0)
+
+    @action
+    def finish(self, s, r: Request):
+        if self.how == 1:
+            s.count = s.last
+        if self.how == 2:
+            s.require(s.count != s.last)
+        s.last = r
+
+    @invariant
+    def low_last(self, s):
+        return (s.last <= 1) if self.how == 0 else True
