@@ -200,3 +200,23 @@ def test_request_ids_held_in_the_state_are_relabelled(requests, states, reduced)
 def test_symmetry_is_refused_for_a_request_id_used_as_a_number(how, why):
     model = model_for(str(SPECS / "sym_request_as_number.py"), params={"how": how})
     assert equivariance_problem(model, BatchModel(model)) == why
+
+
+@pytest.mark.parametrize("via", [0, 1], ids=["If", "select"])
+def test_a_request_id_copied_into_an_int_slot_is_violated_without_symmetry(via):
+    model = model_for(str(SPECS / "sym_request_into_int.py"), params={"via": via})
+    plain = batch.check(model)
+    assert (plain.violation.property, plain.violation.step) == ("count-not-one", 2)
+    assert explicit.check(model).coverage.states == plain.coverage.states == 4
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug in ownership/engines/symmetry.py, _Canon._of: an `ite` or `select` node takes its choices as"
+    " request ids (c = ctx or is_req(...)) even where a number is expected (ctx False: a write to an int"
+    " slot), so a request id copied into an int slot through If/select is not refused (a plain"
+    " `s.count = s.last` is), and --symmetry then says verified (3 states standing for 5) where the plain"
+    " search finds count-not-one at step 2"))
+@pytest.mark.parametrize("via", [0, 1], ids=["If", "select"])
+def test_symmetry_is_refused_for_a_request_id_copied_into_an_int_slot(via):
+    model = model_for(str(SPECS / "sym_request_into_int.py"), params={"via": via})
+    assert equivariance_problem(model, BatchModel(model)) is not None
