@@ -192,6 +192,15 @@ def test_request_ids_held_in_the_state_are_relabelled(requests, states, reduced)
     assert explicit.check(model).coverage.states == states
 
 
+@pytest.mark.parametrize("where", [0, 1, 2], ids=["condition", "then", "else"])
+def test_symmetry_is_refused_for_an_if_that_names_r1(where):
+    _refused("sym_if_r1.py", 2, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
+    model = model_for(str(SPECS / "sym_if_r1.py"), params={"where": where})
+    assert equivariance_problem(model, BatchModel(model)) == (
+        "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
+    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 9
+
+
 @pytest.mark.parametrize(("how", "why"), [
     (0, "a request id held in the state is used by 'le'"),
     (1, "state position 0 (last) is used as a number"),

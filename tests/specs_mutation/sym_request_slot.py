@@ -2,7 +2,7 @@
 
 `last` (the request that finished last, or nobody) is the first slot of the spec and holds a
 request id; the guards compare request ids only for equality, through `If` and `select` whose
-other choices are not request ids (`If(c, s.last, 0)`, `select([s.last, 0], k)`,
+other choices are not request ids (`If(c, s.last, 0)`, `If(c, 0, s.last)`, `select([s.last, 0], k)`,
 `select([0, s.last], k)`). Renaming the requests relabels those values, so the spec is
 symmetric: accepted, and the reduced search stands for every state. A check that overlooked a
 request-valued slot, or a choice among request ids, would refuse it.
@@ -30,7 +30,7 @@ class SymRequestSlot(Spec):
     @action
     def start(self, s, r: Request):
         """A request starts, unless it finished last while k is 1."""
-        s.require((s.stage[r] == Stage.NEW) & (If(s.k == 1, s.last, 0) != r))
+        s.require((s.stage[r] == Stage.NEW) & (If(s.k == 1, s.last, 0) != r) & (If(s.k == 0, 0, s.last) != r))
         s.stage[r] = Stage.RUNNING
 
     @action
