@@ -25,10 +25,13 @@ Every spec is WELL-SORTED, under the rules the interpreters are being changed to
 
 A fraction of the specs (the "error family") also contains spec errors that the concrete
 interpreter raises at run time: division or modulo by a value that can be zero, an index
-that can be out of range, a value outside its slot's domain written and overwritten later in
-the same action, a page outside its pool given to a kernel operation, and a key outside
-1..K. The last two the reference does not raise yet (issue 11, item 6): their lines are
-recorded in `GeneratedSpec.seeded` so that a test can see whether the reference raises.
+or an `alloc` count that can be out of range, a value outside its slot's domain written and
+overwritten later in the same action, a page outside its pool, a request that does not exist
+and a key outside 1..K given to a kernel operation. The lines of the errors that must stop
+the reference whenever it runs them are recorded in `GeneratedSpec.seeded`, so that a test
+can see that the reference raises them (it did not raise pages and keys out of range before
+210c03e). A spec error that depends only on constants is always seeded (never conditional),
+since the loader may refuse it at load wherever it is.
 
 Choices are ordered simplest first, so that Hypothesis shrinks a failing spec towards fewer
 pools, slots, actions and statements and smaller expressions.
@@ -59,6 +62,8 @@ SEEDED_KINDS = {
     "page": "a page outside its pool given to a kernel operation",
     "key": "a key outside 1..K given to write or read of a keyed pool",
     "domain": "a value outside its slot's domain, written (and overwritten later in the action)",
+    "alloc": "alloc of a negative number of pages",
+    "request": "a request id outside 1..requests given to a kernel operation",
 }
 
 #: Everything the generator may use; `specs(features=...)` can leave some out (to look for
@@ -66,7 +71,7 @@ SEEDED_KINDS = {
 FEATURES = frozenset({
     "lifo", "warm", "shared", "keys", "two-pools", "pool-param", "limit-param", "fixes",
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
-    "static-if", "locals", "arithmetic", "division", "modulo", "if", "select", "nth", "negation",
+    "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
     "dynamic-index", "literal-request",
 })
@@ -89,10 +94,19 @@ class Expr:
     state: bool = True
     lo: int = 0
     hi: int = 1
+    #: the literal 0 as an empty page set, or `|`/`&` of such: a plain Python int, which is a
+    #: page set only where one is expected (so `If(c, 0, 0)` is an integer, not a page set)
+    plain_zero: bool = False
 
 
 def _lit(v: int) -> Expr:
     return Expr(str(v), INT, True, False, v, v)
+
+
+def _if_state(c: Expr, a: Expr, b: Expr) -> bool:
+    """Whether If(c, a, b) is a state value in every interpreter: with a state condition it is
+    (one value semantics, 210c03e and d992421); with a Python condition it is the branch itself."""
+    return c.state or (a.state and b.state)
 
 
 @dataclass(frozen=True)
@@ -157,7 +171,6 @@ class Scope:
     req: str | None                 # the request of this action or loop ("r", "q"), if any
     args: list[Expr] = field(default_factory=list)   # action arguments (static ints)
     locals: list[tuple[str, Expr]] = field(default_factory=list)
-    action: bool = True             # inside an action: kernel operations, s.require
     partial: bool = False           # may divide by zero or index out of range (error family)
     seeded: bool = False            # may seed page and key errors (error family, in actions)
 
@@ -172,7 +185,6 @@ class GeneratedSpec:
     #: line -> kind (SEEDED_KINDS) of a seeded error the reference must raise on that line
     seeded: dict[int, str] = field(default_factory=dict)
     errors: bool = False            # of the error family
-    symmetric_hint: bool = True     # no request is named by a literal (symmetry may apply)
 
     @property
     def digest(self) -> str:
@@ -208,7 +220,6 @@ class _Writer:
         self.seeded: dict[int, str] = {}    # index in self.lines -> kind
         self.indent = 1
         self.fresh = 0
-        self.literal_request = False
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -264,7 +275,11 @@ class _Writer:
         self.slots: list[SlotDecl] = [SlotDecl(
             "stage", "request", INT, 0, self.stages - 1, "Stage", "Stage.S0", enum=True, first=1,
             last=self.requests)]
-        for _ in range(self.int_in(0, 4)):
+        if self.has("page-slots") and self.draw(st.booleans()):
+            pool = self.pick(list(self.pools))
+            self.slots.append(SlotDecl("table", "request", PAGES(pool), 0, self.pools[pool].mask, pool, "0",
+                                       first=1, last=self.requests))
+        for _ in range(self.int_in(0, 3)):
             slot = self.slot()
             if slot is not None:
                 self.slots.append(slot)
@@ -286,14 +301,14 @@ class _Writer:
                         kind.startswith("shared"), keys, sized_by)
 
     def slot(self) -> SlotDecl | None:
-        kinds = [k for k, f in (("int", "int-slots"), ("bool", "bool-slots"), ("pages", "page-slots"))
-                 if self.has(f)]
+        kinds = [k for k, f in (("int", "int-slots"), ("bool", "bool-slots"), ("pages", "page-slots"),
+                                ("request", "request-slots")) if self.has(f)]
         shapes = ["request"] + [s for s, f in (("scalar", "scalar"), ("page", "per-page"), ("array", "array"))
                                 if self.has(f)]
         if not kinds:
             return None
         kind, shape = self.pick(kinds), self.pick(shapes)
-        name = self.name({"int": "n", "bool": "ok", "pages": "held"}[kind])
+        name = self.name({"int": "n", "bool": "ok", "pages": "held", "request": "who"}[kind])
         first, last, over = 1, self.requests, None
         if shape == "page":
             over = self.pick(list(self.pools))
@@ -304,6 +319,8 @@ class _Writer:
             first = last = 0
         if kind == "bool":
             return SlotDecl(name, shape, BOOL, 0, 1, "bool", "False", over=over, first=first, last=last)
+        if kind == "request":  # a request id 1..requests (renamed by symmetry)
+            return SlotDecl(name, shape, INT, 1, self.requests, "Request", "1", over=over, first=first, last=last)
         if kind == "pages":
             pool = self.pick(list(self.pools))
             return SlotDecl(name, shape, PAGES(pool), 0, self.pools[pool].mask, pool, "0", over=over,
@@ -340,6 +357,10 @@ class _Writer:
             if self.has("arithmetic"):
                 options.append(("arithmetic", lambda: self.arith(scope, d)))
                 options.append(("min-max", lambda: self.min_max(scope, d)))
+                options.append(("negative", lambda: self.minus(scope, d)))
+            if self.has("bits"):
+                options.append(("shift", lambda: self.shift(scope, d)))
+                options.append(("bitwise", lambda: self.bitwise(scope, d)))
             if self.has("division"):
                 options.append(("division", lambda: self.division(scope, d)))
             if self.has("if"):
@@ -359,11 +380,38 @@ class _Writer:
                   "*": (min(corners), max(corners))}[op]
         return Expr(f"({a.text} {op} {b.text})", INT, a.static and b.static, a.state or b.state, lo, hi)
 
+    def minus(self, scope: Scope, depth: int) -> Expr:
+        a = self.int_expr(scope, depth)
+        return Expr(f"(-{a.text})", INT, a.static, a.state, -a.hi, -a.lo)
+
+    def shift(self, scope: Scope, depth: int) -> Expr:
+        """`a << n` or `a >> n`: n is 0..2 unless the spec is of the error family, where a state
+        value may be negative (a spec error where it is)."""
+        a = Expr(f"Min(Max({(e := self.int_expr(scope, depth)).text}, -3), 3)", INT, e.static, e.state, -3, 3)
+        n = self.int_expr(scope, depth)
+        if not (0 <= n.lo and n.hi <= 2) and not (scope.partial and not n.static):
+            n = Expr(f"Min(Max({n.text}, 0), 2)", INT, n.static, n.state, 0, 2)
+        op = self.pick(["<<", ">>"])
+        counts = [max(n.lo, 0), max(min(n.hi, 2), 0)]
+        vals = [x << k if op == "<<" else x >> k for x in (a.lo, a.hi) for k in counts]
+        return Expr(f"({a.text} {op} {n.text})", INT, a.static and n.static, a.state or n.state, min(vals), max(vals))
+
+    def bitwise(self, scope: Scope, depth: int) -> Expr:
+        """`&`, `|`, `^` of two non-negative ints (bitwise)."""
+        a, b = self.int_expr(scope, depth), self.int_expr(scope, depth)
+        if a.lo < 0:
+            a = Expr(f"Max({a.text}, 0)", INT, a.static, a.state, 0, max(a.hi, 0))
+        if b.lo < 0:
+            b = Expr(f"Max({b.text}, 0)", INT, b.static, b.state, 0, max(b.hi, 0))
+        op = self.pick(["&", "|", "^"])
+        top = (1 << max(a.hi.bit_length(), b.hi.bit_length())) - 1
+        return Expr(f"({a.text} {op} {b.text})", INT, a.static and b.static, a.state or b.state, 0, top)
+
     def min_max(self, scope: Scope, depth: int) -> Expr:
         a, b = self.int_expr(scope, depth), self.int_expr(scope, depth)
         fn = self.pick(["Min", "Max"])
         lo, hi = (min(a.lo, b.lo), min(a.hi, b.hi)) if fn == "Min" else (max(a.lo, b.lo), max(a.hi, b.hi))
-        return Expr(f"{fn}({a.text}, {b.text})", INT, a.static and b.static, a.state and b.state, lo, hi)
+        return Expr(f"{fn}({a.text}, {b.text})", INT, a.static and b.static, a.state or b.state, lo, hi)
 
     def division(self, scope: Scope, depth: int) -> Expr:
         """`a // b` or `a % b`: b is never 0 unless the spec is of the error family."""
@@ -386,7 +434,7 @@ class _Writer:
     def if_int(self, scope: Scope, depth: int) -> Expr:
         c, a, b = self.cond(scope, depth), self.int_expr(scope, depth), self.int_expr(scope, depth)
         return Expr(f"If({c.text}, {a.text}, {b.text})", INT, c.static and a.static and b.static,
-                    a.state and b.state, min(a.lo, b.lo), max(a.hi, b.hi))
+                    _if_state(c, a, b), min(a.lo, b.lo), max(a.hi, b.hi))
 
     def count(self, scope: Scope, depth: int) -> Expr:
         pool = self.pick(list(self.pools))
@@ -404,7 +452,8 @@ class _Writer:
         values = [self.int_expr(scope, 0) for _ in range(self.int_in(1, 3))]
         idx = self.int_expr(scope, depth)
         text = f"select([{', '.join(v.text for v in values)}], {idx.text})"
-        return Expr(text, INT, idx.static and all(v.static for v in values), all(v.state for v in values),
+        return Expr(text, INT, idx.static and all(v.static for v in values),
+                    idx.state or all(v.state for v in values),
                     min([0] + [v.lo for v in values]), max([0] + [v.hi for v in values]))
 
     # -- expressions: conditions --------------------------------------------------------------
@@ -429,9 +478,38 @@ class _Writer:
             options.append(("and-or", lambda: self.junction(scope, d)))
             if self.has("negation"):
                 options.append(("not", lambda: self.negation(scope, d)))
+            if self.has("if"):
+                options.append(("if", lambda: self.if_cond(scope, d)))
+            if self.has("bits"):
+                options.append(("equal conditions", lambda: self.equal_conds(scope, d)))
+            options.append(("all-any", lambda: self.all_any(scope, d)))
         return self.choose(options)
 
+    def if_cond(self, scope: Scope, depth: int) -> Expr:
+        c, a, b = self.cond(scope, depth), self.cond(scope, depth), self.cond(scope, depth)
+        return Expr(f"If({c.text}, {a.text}, {b.text})", BOOL, c.static and a.static and b.static,
+                    _if_state(c, a, b))
+
+    def equal_conds(self, scope: Scope, depth: int) -> Expr:
+        """`a == b`, `a != b` or `a ^ b` of two conditions (one of them a state value: Python's
+        `True ^ False` is an int)."""
+        a, b = self.cond(scope, depth), self.cond(scope, depth)
+        if not (a.state or b.state):
+            return a
+        op = self.pick(["==", "!=", "^"])
+        return Expr(f"({a.text} {op} {b.text})", BOOL, False, True)
+
+    def all_any(self, scope: Scope, depth: int) -> Expr:
+        conds = [self.cond(scope, depth) for _ in range(self.int_in(1, 3))]
+        fn = self.pick(["all_of", "any_of"])
+        # a fold of `&` (`|`) from True (False): a state value as soon as one operand is one
+        return Expr(f"{fn}({', '.join(c.text for c in conds)})", BOOL, all(c.static for c in conds),
+                    any(c.state for c in conds))
+
     def compare(self, scope: Scope, depth: int) -> Expr:
+        who = self._reads(scope, lambda o: o.domain == "Request")
+        if who and scope.req is not None and self.chance(3):
+            return Expr(f"({self.read(self.pick(who), scope).text} {self.pick(['==', '!='])} {scope.req})", BOOL)
         if self.chance(4):
             pool = self.pick(list(self.pools))
             a = self.pages(scope, pool, depth)
@@ -474,7 +552,7 @@ class _Writer:
         info = self.pools[pool]
         sort = PAGES(pool)
         options: list[tuple[str, Callable[[], Expr]]] = [
-            ("empty", lambda: Expr("0", sort, True, False, 0, 0)),
+            ("empty", lambda: Expr("0", sort, True, False, 0, 0, plain_zero=True)),
             ("page", lambda: self.page_of(scope, pool, depth)),
         ]
         reads = self._reads(scope, lambda s: s.sort == sort)
@@ -513,7 +591,7 @@ class _Writer:
     def set_op(self, scope: Scope, pool: str, depth: int, op: str) -> Expr:
         a, b = self.pages(scope, pool, depth), self.pages(scope, pool, depth)
         return Expr(f"({a.text} {op} {b.text})", PAGES(pool), a.static and b.static, a.state or b.state,
-                    0, self.pools[pool].mask)
+                    0, self.pools[pool].mask, plain_zero=a.plain_zero and b.plain_zero)
 
     def without(self, scope: Scope, pool: str, depth: int) -> Expr:
         a, b = self.pages(scope, pool, depth), self.pages(scope, pool, depth)
@@ -527,8 +605,10 @@ class _Writer:
 
     def if_pages(self, scope: Scope, pool: str, depth: int) -> Expr:
         c, a, b = self.cond(scope, depth), self.pages(scope, pool, depth), self.pages(scope, pool, depth)
+        if a.plain_zero and b.plain_zero:
+            return a  # If(c, 0, 0) would be an integer: no page set says it is one
         return Expr(f"If({c.text}, {a.text}, {b.text})", PAGES(pool), c.static and a.static and b.static,
-                    a.state and b.state, 0, self.pools[pool].mask)
+                    _if_state(c, a, b), 0, self.pools[pool].mask)
 
     # -- slot reads ---------------------------------------------------------------------------
 
@@ -548,7 +628,6 @@ class _Writer:
         if slot.shape == "request":
             if scope.req is not None and not (self.has("literal-request") and self.chance(6)):
                 return scope.req
-            self.literal_request = True
             return str(self.int_in(1, self.requests))
         options: list[tuple[str, Callable[[], str]]] = [
             ("literal", lambda: str(self.int_in(slot.first, slot.last)))]
@@ -580,6 +659,8 @@ class _Writer:
             return self.cond(scope)
         if isinstance(slot.sort, tuple):
             return self.pages(scope, slot.sort[1])
+        if slot.domain == "Request":
+            return self.request_value(slot, scope)
         if slot.enum:
             options: list[tuple[str, Callable[[], Expr]]] = [
                 ("member", lambda: self.stage(self.int_in(0, self.stages - 1))),
@@ -596,6 +677,19 @@ class _Writer:
         if scope.partial and self.chance(2):
             return e
         return Expr(f"Min(Max({e.text}, {slot.lo}), {slot.hi})", INT, e.static, False, slot.lo, slot.hi)
+
+    def request_value(self, slot: SlotDecl, scope: Scope) -> Expr:
+        """A request id for a request slot: this request, another slot's, or a choice of them."""
+        ids = [Expr(scope.req, INT, True, False, 1, self.requests)] if scope.req else []
+        ids += [self.read(o, scope) for o in self._reads(scope, lambda o: o.domain == "Request")]
+        if not ids or self.chance(6):
+            ids.append(_lit(self.int_in(1, self.requests)))
+        a, b = self.pick(ids), self.pick(ids)
+        if a.text == b.text or not self.draw(st.booleans()):
+            return a
+        c = self.cond(scope, 1)
+        return Expr(f"If({c.text}, {a.text}, {b.text})", INT, c.static and a.static and b.static,
+                    _if_state(c, a, b), 1, self.requests)
 
     def stage(self, k: int) -> Expr:
         return Expr(f"Stage.S{k}", INT, True, False, k, k)
@@ -615,12 +709,18 @@ class _Writer:
             self.statement(scope, nested)
 
     def statement(self, scope: Scope, nested: bool = False) -> None:
+        """One statement: a protocol step of the kernel (alloc-write, read, free, transfer of the
+        pages a slot keeps), a slot write, any kernel operation, a guard, a local, or a block."""
         options: list[tuple[str, Callable[[], None]]] = [
             ("write", lambda: self.write_slot(scope)),
-            ("require", lambda: self.emit(f"s.require({self.cond(scope).text})")),
         ]
         if self.has("kernel"):
-            options += self.kernel_statements(scope)
+            steps = self.protocol_steps(scope)
+            if steps:
+                options.append(("protocol step", lambda: self.choose(steps)))
+            kernel = self.kernel_statements(scope)
+            options.append(("kernel operation", lambda: self.choose(kernel)))
+        options.append(("require", lambda: self.emit(f"s.require({self.cond(scope).text})")))
         if self.has("locals"):
             options.append(("local", lambda: self.local(scope)))
         if scope.partial:
@@ -629,7 +729,17 @@ class _Writer:
             options.append(("fix", lambda: self.fix_block(scope)))
         if not nested and self.has("static-if") and scope.args:
             options.append(("static if", lambda: self.static_if(scope)))
+        if not nested and self.has("loops"):
+            options.append(("loop", lambda: self.loop(scope)))
         self.choose(options)
+
+    def loop(self, scope: Scope) -> None:
+        """A Python loop over the requests (known when tracing): the body acts for request q."""
+        self.emit("for q in range(1, self.requests + 1):")
+        inner = replace(scope, req="q", locals=list(scope.locals))
+        self.indent += 1
+        self.statements(inner, 1, nested=True)
+        self.indent -= 1
 
     def write_slot(self, scope: Scope) -> None:
         got = self.target(scope)
@@ -693,8 +803,14 @@ class _Writer:
     def request(self, scope: Scope) -> str:
         if scope.req is not None:
             return scope.req
-        self.literal_request = True
         return str(self.int_in(1, self.requests))
+
+    def op_request(self, scope: Scope) -> tuple[str, str | None]:
+        """The request of a kernel operation; in the error family sometimes one that does not
+        exist (a seeded error)."""
+        if scope.seeded and self.chance(8):
+            return str(self.requests + 1), "request"
+        return self.request(scope), None
 
     def op_pages(self, scope: Scope, pool: str) -> tuple[str, str | None]:
         """A page set for a kernel operation on `pool`; in the error family sometimes with a
@@ -721,6 +837,46 @@ class _Writer:
             return f", key={self.pick(fits).text}", None
         return f", key={self.int_in(1, keys)}", None
 
+    def protocol_steps(self, scope: Scope) -> list[tuple[str, Callable[[], None]]]:
+        """Kernel operations on the pages a per-request page-set slot keeps for this request, in
+        the order a protocol uses them, so that runs go deeper than one random operation."""
+        if scope.req is None:
+            return []
+        out: list[tuple[str, Callable[[], None]]] = []
+        for slot in self.slots:
+            if slot.shape != "request" or not isinstance(slot.sort, tuple):
+                continue
+            pool = slot.sort[1]
+            kept = f"s.{slot.name}[{scope.req}]"
+            key = "" if self.pools[pool].keys is None else ", key=1"
+            out.append((f"acquire {slot.name}", lambda kept=kept, pool=pool, key=key: self.acquire(scope, pool, kept, key)))
+            out.append((f"use {slot.name}", lambda kept=kept, pool=pool, key=key: self.emit(
+                f's.read("{pool}", {scope.req}, {kept}{key})')))
+            out.append((f"release {slot.name}", lambda kept=kept, pool=pool: self.release(scope, pool, kept)))
+            plain = [p for p in self.pools if self.pools[p].keys is None]
+            if self.pools[pool].keys is None and self.has("send"):
+                out.append((f"transfer {slot.name}",
+                            lambda kept=kept, pool=pool, plain=plain: self.transfer(scope, pool, kept, plain)))
+        return out
+
+    def acquire(self, scope: Scope, pool: str, kept: str, key: str) -> None:
+        name = self.name("got")
+        self.emit(f'{name} = s.alloc("{pool}", {scope.req}, {self.pick([1, 2])})')
+        self.emit(f'{kept} = {kept} | {name}')
+        self.emit(f's.write("{pool}", {scope.req}, {name}{key})')
+        scope.locals.append((name, Expr(name, PAGES(pool), False, True, 0, self.pools[pool].mask)))
+
+    def release(self, scope: Scope, pool: str, kept: str) -> None:
+        self.emit(f's.free("{pool}", {scope.req}, {kept})')
+        self.emit(f"{kept} = 0")
+
+    def transfer(self, scope: Scope, pool: str, kept: str, plain: list[str]) -> None:
+        dst = self.pick(plain)
+        name = self.name("got")
+        self.emit(f'{name} = s.alloc("{dst}", {scope.req}, count({kept}))')
+        self.emit(f's.send({scope.req}, "{pool}", {kept}, "{dst}", {name})')
+        scope.locals.append((name, Expr(name, PAGES(dst), False, True, 0, self.pools[dst].mask)))
+
     def kernel_statements(self, scope: Scope) -> list[tuple[str, Callable[[], None]]]:
         pools = list(self.pools)
         out: list[tuple[str, Callable[[], None]]] = [
@@ -742,9 +898,16 @@ class _Writer:
         return out
 
     def alloc(self, scope: Scope, pool: str) -> None:
+        """`got = s.alloc(pool, r, n)`: n never negative, except in the error family, where a
+        state value may be (a run-time error) or a constant always is (a seeded error)."""
         n = self.pick([_lit(1), _lit(2), *scope.args, self.int_expr(scope, 1)])
+        seeded = None
+        if scope.seeded and self.chance(6):
+            n, seeded = _lit(-1), "alloc"
+        elif n.lo < 0 and (n.static or not scope.partial):
+            n = Expr(f"Max({n.text}, 0)", INT, n.static, False, 0, max(n.hi, 0))
         name = self.name("got")
-        self.emit(f'{name} = s.alloc("{pool}", {self.request(scope)}, {n.text})')
+        self.emit(f'{name} = s.alloc("{pool}", {self.request(scope)}, {n.text})', seeded=seeded)
         got = Expr(name, PAGES(pool), False, True, 0, self.pools[pool].mask)
         scope.locals.append((name, got))
         keep = self._reads(scope, lambda s: s.sort == PAGES(pool))
@@ -756,13 +919,15 @@ class _Writer:
     def page_op(self, scope: Scope, op: str, pool: str) -> None:
         pages, seeded = self.op_pages(scope, pool)
         key, key_seeded = self.key(scope, pool) if op in ("write", "read") else ("", None)
-        self.emit(f's.{op}("{pool}", {self.request(scope)}, {pages}{key})', seeded=seeded or key_seeded)
+        request, request_seeded = self.op_request(scope)
+        self.emit(f's.{op}("{pool}", {request}, {pages}{key})', seeded=seeded or key_seeded or request_seeded)
 
     def send(self, scope: Scope, plain: list[str]) -> None:
         src, dst = self.pick(plain), self.pick(plain)
         a, sa = self.op_pages(scope, src)
         b, sb = self.op_pages(scope, dst)
-        self.emit(f's.send({self.request(scope)}, "{src}", {a}, "{dst}", {b})', seeded=sa or sb)
+        request, sr = self.op_request(scope)
+        self.emit(f's.send({request}, "{src}", {a}, "{dst}", {b})', seeded=sa or sb or sr)
 
     # -- actions and properties ---------------------------------------------------------------
 
@@ -803,7 +968,7 @@ class _Writer:
         if not self.chance(6):
             # per request, and (mostly) only once the request has left the first stage, so
             # that the initial state satisfies it and the search goes somewhere
-            cond = self.cond(Scope("q", action=False, partial=partial)).text
+            cond = self.cond(Scope("q", partial=partial)).text
             if not self.chance(8):
                 cond = f"((s.stage[q] == Stage.S0) | {cond})"
             self.emit("ok = True")
@@ -813,7 +978,7 @@ class _Writer:
             self.indent -= 1
             self.emit("return ok")
         else:
-            self.emit(f"return {self.cond(Scope(None, action=False, partial=partial)).text}")
+            self.emit(f"return {self.cond(Scope(None, partial=partial)).text}")
         self.indent -= 1
 
     def sometimes(self, index: int) -> None:
@@ -821,7 +986,21 @@ class _Writer:
         self.emit("@sometimes")
         self.emit(f"def some_{index}(self, s):")
         self.indent += 1
-        self.emit(f"return {self.cond(Scope(None, action=False)).text}")
+        self.emit(f"return {self.cond(Scope(None)).text}")
+        self.indent -= 1
+
+    def lemma(self, index: int) -> None:
+        """A @lemma (for prove only): like an invariant, per request after the first stage."""
+        self.emit("")
+        self.emit("@lemma")
+        self.emit(f"def lem_{index}(self, s):")
+        self.indent += 1
+        self.emit("ok = True")
+        self.emit("for q in range(1, self.requests + 1):")
+        self.indent += 1
+        self.emit(f"ok = ok & ((s.stage[q] == Stage.S0) | {self.cond(Scope('q')).text})")
+        self.indent -= 1
+        self.emit("return ok")
         self.indent -= 1
 
     def finished(self) -> None:
@@ -831,7 +1010,7 @@ class _Writer:
         if self.draw(st.booleans()):
             self.emit(f"return s.stage[r] == Stage.S{self.stages - 1}")
         else:
-            self.emit(f"return {self.cond(Scope('r', action=False)).text}")
+            self.emit(f"return {self.cond(Scope('r')).text}")
         self.indent -= 1
 
     def body(self) -> None:
@@ -852,14 +1031,16 @@ class _Writer:
                 self.invariant(i)
         if self.has("sometimes") and self.chance(3):
             self.sometimes(0)
+        if self.has("lemmas") and self.chance(5):
+            self.lemma(0)
         if self.has("finished") and self.draw(st.booleans()):
             self.finished()
 
 
 #: Names a spec may import from ownership, in the order of the import line.
-_IMPORTABLE = ["If", "Max", "Min", "Request", "Spec", "action", "array", "count", "first", "fix", "has",
-               "ints", "invariant", "nth", "page", "param", "per_page", "per_request", "pool", "select",
-               "sometimes", "state", "without"]
+_IMPORTABLE = ["If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "array", "count", "first",
+               "fix", "has", "ints", "invariant", "lemma", "nth", "page", "param", "per_page", "per_request",
+               "pool", "select", "sometimes", "state", "without"]
 
 
 def _assemble(w: _Writer) -> tuple[str, dict[int, str]]:
@@ -886,8 +1067,7 @@ def specs(draw: Callable[[Any], Any], features: frozenset[str] = FEATURES, error
     w.declarations()
     w.body()
     source, seeded = _assemble(w)
-    return GeneratedSpec(source, dict(w.params), list(w.enabled), seeded, w.errors,
-                         symmetric_hint=not w.literal_request)
+    return GeneratedSpec(source, dict(w.params), list(w.enabled), seeded, w.errors)
 
 
 __all__ = ["FEATURES", "SEEDED_KINDS", "GeneratedSpec", "specs"]

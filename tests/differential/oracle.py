@@ -143,9 +143,12 @@ class _LineWatch:
         return self.local
 
 
-def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | None = None) -> Oracle:
-    """Breadth-first search of `model` over the concrete interpreter (see the module docstring)."""
+def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | None = None,
+            lemmas: bool = False) -> Oracle:
+    """Breadth-first search of `model` over the concrete interpreter (see the module docstring).
+    With `lemmas`, the spec's @lemma properties count as invariants, as `prove` checks them."""
     interp = Concrete(model)
+    lemma_decls = [p for p in model.spec_cls._properties.values() if p.kind == "lemma"] if lemmas else []
     out = Oracle()
     names = [p.name for p in model.sometimes]
     out.sometimes = {n: False for n in names}
@@ -155,7 +158,11 @@ def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | Non
     def judge(state: tuple[int, ...], depth: int) -> bool:
         """Record the state's violations or error; True when it is clean (to be expanded)."""
         try:
-            flags = interp.state_flags(state)
+            flags = [f.prop for f in interp.state_flags(state)]
+            if not flags and lemma_decls:
+                view = interp.view
+                view.reset(state)
+                flags = [p.name for p in lemma_decls if not _truth(p.fn(model.spec, view))]
             if not flags and names:
                 for n in interp.sometimes_hits(state, names):
                     out.sometimes[n] = True
@@ -165,7 +172,7 @@ def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | Non
             out.messages.setdefault(where(error), str(error))
             return False
         if flags:
-            out.violations[depth].update(f.prop for f in flags)
+            out.violations[depth].update(flags)
             return False
         return True
 
@@ -231,6 +238,13 @@ def _step(interp: Concrete, state: tuple[int, ...], binding: Any, watcher: _Line
         if line != raised_at:
             out.unraised.setdefault(line, label)
     return result
+
+
+def _truth(value: Any) -> bool:
+    """A property's result as a Python bool (a concrete condition or a Python constant)."""
+    from ownership.interpret import concrete
+
+    return bool(concrete._v(value))
 
 
 def _as_spec_error(e: Exception, model: Model, out: Oracle, doing: str) -> SpecError:

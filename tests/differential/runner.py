@@ -208,8 +208,9 @@ def _decided(a: Answer, oracle: Oracle, *, counts: bool, states_field: str = "st
     return out
 
 
-def compare(oracle: Oracle, answers: dict[str, Answer]) -> list[Problem]:
-    """Every disagreement between the engines' answers and the oracle (see the module docstring)."""
+def compare(oracle: Oracle, answers: dict[str, Answer], proof: Oracle | None = None) -> list[Problem]:
+    """Every disagreement between the engines' answers and the oracle (see the module docstring);
+    `proof` is the oracle for prove when the spec has lemmas."""
     problems: list[Problem] = []
 
     def add(engine: str, texts: list[str]) -> None:
@@ -229,8 +230,9 @@ def compare(oracle: Oracle, answers: dict[str, Answer]) -> list[Problem]:
             add("bmc", _bmc_pass(a, oracle))
     if "prove" in answers:
         a = answers["prove"]
-        if d.verdict != "verified":
-            add("prove", _decided(a, oracle, counts=False))
+        pd = (proof or oracle).decision()
+        if pd.verdict != "verified":
+            add("prove", _decided(a, proof or oracle, counts=False))
         elif a.outcome not in ("verified", "inconclusive"):
             add("prove", [f"answered {a.outcome}, the reference verifies every reachable state"])
     if "fuzz" in answers:
@@ -296,6 +298,7 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
     load_error: SpecError | None = None
     skipped: str | None = None       # why the spec was not compared (too large)
+    proof: Oracle | None = None      # with @lemma properties: the oracle that counts them (prove)
 
     @property
     def symmetry_refused(self) -> bool:
@@ -338,13 +341,16 @@ def reference_model(spec: GeneratedSpec, path: Path) -> Model:
     return Model(cls(params=spec.params, fixes=spec.fixes))
 
 
-def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[str, ...] = ENGINES) -> dict[str, Answer]:
-    """Every engine's answer, each on a freshly loaded model (one engine cannot spoil another)."""
+def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[str, ...] = ENGINES,
+                proof: Oracle | None = None) -> dict[str, Answer]:
+    """Every engine's answer, each on a freshly loaded model (one engine cannot spoil another).
+    `proof`: the oracle with the spec's lemmas as invariants, for prove (default: `oracle`)."""
     from ownership.engines import batch, bmc, explicit, fuzz
 
     d = oracle.first
     depth = d if d is not None else oracle.deepest + 1
-    k = max(depth, 1)
+    pd = (proof or oracle).first
+    k = max(pd if pd is not None else (proof or oracle).deepest + 1, 1)
     calls: dict[str, tuple[str, Callable[[Model], Any]]] = {
         "explicit": ("explicit.check(model)", lambda m: explicit.check(m)),
         "batch": ("batch.check(model)", lambda m: batch.check(m)),
@@ -388,8 +394,10 @@ def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_s
                 f"refuses the spec ({_one_line(str(report.load_error))}), which the reference runs:"
                 f" {report.oracle.decision().describe()}")))
         return report
-    report.answers = run_engines(spec, path, report.oracle, tuple(e for e in engines if e in ENGINES))
-    report.problems += compare(report.oracle, report.answers)
+    if any(p.kind == "lemma" for p in model.spec_cls._properties.values()):
+        report.proof = explore(model, max_states=max_states or MAX_STATES, lemmas=True)
+    report.answers = run_engines(spec, path, report.oracle, tuple(e for e in engines if e in ENGINES), report.proof)
+    report.problems += compare(report.oracle, report.answers, report.proof)
     if "steps" in engines:
         report.problems += step_problems(load(spec, path))
     return report
