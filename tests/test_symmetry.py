@@ -205,6 +205,8 @@ def test_symmetry_is_refused_for_an_if_that_names_r1(where):
     (0, "a request id held in the state is used by 'le'"),
     (1, "state position 0 (last) is used as a number"),
     (2, "state position 1 (count) is compared with a request id"),
+    (3, "a request id is computed by 'add', not chosen or stored"),
+    (4, "a request id held in the state is used by 'le'"),
 ])
 def test_symmetry_is_refused_for_a_request_id_used_as_a_number(how, why):
     model = model_for(str(SPECS / "sym_request_as_number.py"), params={"how": how})
@@ -229,3 +231,24 @@ def test_a_request_id_copied_into_an_int_slot_is_violated_without_symmetry(via):
 def test_symmetry_is_refused_for_a_request_id_copied_into_an_int_slot(via):
     model = model_for(str(SPECS / "sym_request_into_int.py"), params={"via": via})
     assert equivariance_problem(model, BatchModel(model)) is not None
+
+
+def test_an_unchanged_slot_written_by_one_request_only_is_still_symmetric():
+    """sym_parts how=0: r1 alone writes done[1] = done[1], which is no write: accepted, and the
+    reduced search stands for the 17 states."""
+    model = model_for(str(SPECS / "sym_parts.py"), params={"how": 0})
+    assert equivariance_problem(model, BatchModel(model)) is None
+    got = batch.check(model, symmetry=True)
+    assert (got.coverage.states, got.coverage.states_before_symmetry) == (9, 17)
+
+
+@pytest.mark.parametrize("how", [1, 2, 3, 4, 5, 6],
+                         ids=["write", "copy", "flags", "second-error", "guards-before-error", "guard-order"])
+def test_symmetry_is_refused_for_an_action_whose_one_part_singles_out_r1(how):
+    """Only the writes (1, 2), the kernel flags (3), a second spec error (4), or which guards
+    come before the spec error (5, 6) tell r1 apart."""
+    model = model_for(str(SPECS / "sym_parts.py"), params={"how": how})
+    assert equivariance_problem(model, BatchModel(model)) == (
+        "action finish(r=r1) does not behave like finish(r=r2) with the requests renamed")
+    with pytest.raises(UsageError, match="not interchangeable"):
+        batch.check(model, symmetry=True)
