@@ -207,6 +207,7 @@ def test_symmetry_is_refused_for_an_if_that_names_r1(where):
     (2, "state position 1 (count) is compared with a request id"),
     (3, "a request id is computed by 'add', not chosen or stored"),
     (4, "a request id held in the state is used by 'le'"),
+    (5, "a slot is indexed by a request id held in the state"),
 ])
 def test_symmetry_is_refused_for_a_request_id_used_as_a_number(how, why):
     model = model_for(str(SPECS / "sym_request_as_number.py"), params={"how": how})

@@ -4,20 +4,23 @@ as a number.
 `how` chooses the misuse: 0, the invariant orders the request id held in `last`
 (`s.last <= 1`); 1, an action stores it into an int slot (`s.count = s.last`); 2, an action
 compares an int slot with it (`s.count == s.last`); 3, it compares it with a sum
-(`s.last != s.count + 1`); 4, it orders an int slot against it (`s.count <= s.last`). Renaming the requests does not preserve
+(`s.last != s.count + 1`); 4, it orders an int slot against it (`s.count <= s.last`); 5, it indexes a per-page
+slot with it (`s.flag[s.last]`). Renaming the requests does not preserve
 any of them, and the check says why, naming the state position and its slot.
 """
 
-from ownership import Request, Spec, action, ints, invariant, param, state
+from ownership import Request, Spec, action, ints, invariant, param, per_page, pool, state
 from ownership.lang.declare import RequestDomain
 
 
 class SymRequestAsNumber(Spec):
     requests = param(2, "requests")
-    how = param(0, "0: ordered, 1: stored as a number, 2: compared with a number slot, 3: with a sum, 4: ordered against a slot")
+    how = param(0, "0: ordered, 1: stored as a number, 2: compared with a number slot, 3: with a sum, 4: ordered against a slot, 5: an index")
 
     last = state(RequestDomain(none="nobody"), 0)
     count = state(ints(0, 3), 0)
+    kv = pool(3)
+    flag = per_page(kv, bool, False)
 
     @action
     def finish(self, s, r: Request):
@@ -29,6 +32,8 @@ class SymRequestAsNumber(Spec):
             s.require(s.last != s.count + 1)
         if self.how == 4:
             s.require(s.count <= s.last)
+        if self.how == 5:
+            s.require(~s.flag[s.last])
         s.last = r
 
     @invariant
