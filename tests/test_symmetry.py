@@ -253,3 +253,13 @@ def test_symmetry_is_refused_for_an_action_whose_one_part_singles_out_r1(how):
         "action finish(r=r1) does not behave like finish(r=r2) with the requests renamed")
     with pytest.raises(UsageError, match="not interchangeable"):
         batch.check(model, symmetry=True)
+
+
+@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 25, 15), (3, 343, 70)])
+def test_request_ids_in_a_per_request_slot_are_relabelled_and_moved(requests, states, reduced):
+    """Partners: 25 states as 15 at 2 requests, 343 as 70 at 3; the same as the plain search."""
+    model = _model("sym_partner.py", requests)
+    assert equivariance_problem(model, BatchModel(model)) is None
+    got = batch.check(model, symmetry=True)
+    assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
+    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == states
