@@ -320,7 +320,9 @@ class _Writer:
         if kind == "bool":
             return SlotDecl(name, shape, BOOL, 0, 1, "bool", "False", over=over, first=first, last=last)
         if kind == "request":  # a request id 1..requests (renamed by symmetry)
-            return SlotDecl(name, shape, INT, 1, self.requests, "Request", "1", over=over, first=first, last=last)
+            # per request, each starts as itself: renaming the requests leaves the initial state alone
+            init = "lambda q: q" if shape == "request" else "1"
+            return SlotDecl(name, shape, INT, 1, self.requests, "Request", init, over=over, first=first, last=last)
         if kind == "pages":
             pool = self.pick(list(self.pools))
             return SlotDecl(name, shape, PAGES(pool), 0, self.pools[pool].mask, pool, "0", over=over,
@@ -345,6 +347,9 @@ class _Writer:
             options.append(("read", lambda: self.read(self.pick(reads), scope)))
         if scope.args:
             options.append(("argument", lambda: self.pick(scope.args)))
+        if scope.req is not None and self.has("request-slots"):
+            # the request as a number (an action argument): symmetry must refuse it where it matters
+            options.append(("request id", lambda: Expr(scope.req, INT, True, False, 1, self.requests)))
         ints = [e for _, e in scope.locals if e.sort == INT]
         if ints:
             options.append(("local", lambda: self.pick(ints)))
