@@ -180,16 +180,18 @@ def test_a_spec_symmetric_under_the_cycle_only_is_refused_with_three_requests():
     assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 61
 
 
-@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 44, 24), (3, 178, 44)])
+@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 332, 168), (3, 2608, 476)])
 def test_request_ids_held_in_the_state_are_relabelled(requests, states, reduced):
-    """`last` (the first slot) holds a request id, chosen by If and select among non-ids:
-    symmetric, 44 states as 24 at 2 requests, 178 as 44 at 3."""
+    """`last` (the first slot) holds a request id, chosen by If and select among non-ids, and
+    `by_k` holds request ids indexed by a state value: symmetric, 332 states as 168 at 2
+    requests, 2,608 as 476 at 3."""
     model = _model("sym_request_slot.py", requests)
     assert equivariance_problem(model, BatchModel(model)) is None
     got = batch.check(model, symmetry=True)
     assert got.verdict is Verdict.VERIFIED
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
-    assert explicit.check(model).coverage.states == states
+    plain = batch.check(model) if requests > 2 else explicit.check(model)  # (fast enough for CI)
+    assert plain.coverage.states == states
 
 
 @pytest.mark.parametrize("where", [0, 1, 2], ids=["condition", "then", "else"])
@@ -208,6 +210,7 @@ def test_symmetry_is_refused_for_an_if_that_names_r1(where):
     (3, "a request id is computed by 'add', not chosen or stored"),
     (4, "a request id held in the state is used by 'le'"),
     (5, "a slot is indexed by a request id held in the state"),
+    (6, "action finish(r=r1) does not behave like finish(r=r2) with the requests renamed"),
 ])
 def test_symmetry_is_refused_for_a_request_id_used_as_a_number(how, why):
     model = model_for(str(SPECS / "sym_request_as_number.py"), params={"how": how})
@@ -243,8 +246,9 @@ def test_an_unchanged_slot_written_by_one_request_only_is_still_symmetric():
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (9, 17)
 
 
-@pytest.mark.parametrize("how", [1, 2, 3, 4, 5, 6],
-                         ids=["write", "copy", "flags", "second-error", "guards-before-error", "guard-order"])
+@pytest.mark.parametrize("how", [1, 2, 3, 4, 5, 6, 7, 8],
+                         ids=["write", "copy", "flags", "second-error", "guards-before-error", "guard-order",
+                              "in-a-sum", "right-operand"])
 def test_symmetry_is_refused_for_an_action_whose_one_part_singles_out_r1(how):
     """Only the writes (1, 2), the kernel flags (3), a second spec error (4), or which guards
     come before the spec error (5, 6) tell r1 apart."""

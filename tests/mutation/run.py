@@ -19,6 +19,7 @@ targets on 2 cores):
     python tests/mutation/run.py --report r.json       # every outcome as JSON ...
     python tests/mutation/run.py --resume r.json       # ... then, after adding tests, run
                                                        # only the mutants not killed there
+    python tests/mutation/run.py --summary r.json      # the numbers of a report again
 
 It never writes into the repository: the working tree (with uncommitted test files) is
 copied once per job to --workdir (default /tmp/mutation-work/w0, w1, ...), each mutant is
@@ -668,6 +669,19 @@ def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, t
     for c in copies:
         shutil.rmtree(c, ignore_errors=True)
 
+    if report_path:
+        report_path.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+    print(f"{len(outcomes)} mutants in {elapsed / 60:.1f} min with {jobs} jobs")
+    return summarise(targets, outcomes, equivalent, check_stale=not only)
+
+
+def summarise(targets: list[str], outcomes: list[Outcome], equivalent: dict[str, dict[str, str]],
+              check_stale: bool = True) -> int:
+    """Print the numbers per target (survivors judged equivalent in equivalent.py count apart);
+    0 when no mutant survives."""
+    for o in outcomes:
+        if o.status in ("survived", "equivalent"):
+            o.status = "equivalent" if o.key in equivalent.get(o.mutant["target"], {}) else "survived"
     print()
     code = 0
     for t in targets:
@@ -689,14 +703,15 @@ def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, t
             print(f"  equivalent line {o.mutant['line']}: {o.key}\n      {equivalent[t][o.key]}")
         if by["survived"]:
             code = 1
-    if not only:
+    if check_stale:
         for t in targets:
             stale = sorted(set(equivalent.get(t, {})) - {m.key for m in mutants_of(t)})
             if stale:
                 print(f"note: entries of equivalent.py for {t} match no mutant any more: {stale}")
-    print(f"{len(outcomes)} mutants in {elapsed / 60:.1f} min with {jobs} jobs")
-    if report_path:
-        report_path.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+            killed = sorted(o.key for o in outcomes if o.mutant["target"] == t
+                            and o.status in ("killed", "timeout") and o.key in equivalent.get(t, {}))
+            if killed:
+                print(f"note: entries of equivalent.py for {t} are killed by the tests: {killed}")
     return code
 
 
@@ -717,6 +732,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--show", metavar="KEY", help="print one mutant's changed line and stop")
     p.add_argument("--report", type=Path, help="write every outcome as JSON here")
+    p.add_argument("--summary", type=Path, metavar="REPORT",
+                   help="print the numbers of an earlier report (with the current equivalent.py) and stop")
     p.add_argument("--resume", type=Path, metavar="REPORT",
                    help="keep the mutants killed in this earlier report, run the others again, and update it")
     a = p.parse_args(argv)
@@ -725,6 +742,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{t}: no default test selection; give --tests")
         if not (ROOT / t).is_file():
             p.error(f"{t}: no such file under {ROOT}")
+    if a.summary:
+        outcomes = [Outcome(**o) for o in json.loads(a.summary.read_text())]
+        return summarise(sorted({o.mutant["target"] for o in outcomes}), outcomes, load_equivalent())
     if a.list or a.show:
         for t in a.targets:
             for m in mutants_of(t):

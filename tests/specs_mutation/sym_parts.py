@@ -1,7 +1,7 @@
 """Pins: the symmetry check compares every part of an action: its writes, its kernel flags, its
 spec errors and the guards before each error (one spec, `how` choosing the part).
 
-how=0: symmetric; only r1's `finish` also writes `done[1] = done[1]`, which changes nothing
+how=0: symmetric; only r1's `finish` also writes `seen[1] = seen[1]`, which changes nothing
        (an unchanged slot is no write): accepted.
 how=1: every request's `finish` also marks r1 done (a write of r1's slot only): refused.
 how=2: `finish` copies r1's `done` into r's `seen` (a copy of another request's slot): refused.
@@ -10,6 +10,8 @@ how=4: `finish` can raise two spec errors, the second for r1 only: refused.
 how=5: r1 checks two guards before the spec error of `finish`, the others one: refused.
 how=6: r1 checks one guard before the spec error and the other after it, the others the other
        way round (the same guards, so only the guards before the error differ): refused.
+how=7: a guard sums r1's page count with r's (r1 inside a sum): refused.
+how=8: a guard compares r's page count with r1's, r1 on the right: refused.
 """
 
 from enum import IntEnum
@@ -65,12 +67,16 @@ class SymParts(Spec):
             s.read("kv", 1, s.table[r])
         else:
             s.read("kv", r, s.table[r])
+        if how == 7:
+            s.require(count(s.table[1]) + count(s.table[r]) <= 2)
+        if how == 8:
+            s.require(count(s.table[r]) >= count(s.table[1]) - 1)
+        if how == 0 and r == 1:
+            s.seen[1] = s.seen[1]
         s.free("kv", r, s.table[r])
         s.table[r] = 0
         s.stage[r] = Stage.DONE
         s.done[r] = True
-        if how == 0 and r == 1:
-            s.done[1] = s.done[1]
         if how == 1:
             s.done[1] = True
         if how == 2:

@@ -3,14 +3,14 @@
 `last` (the request that finished last, or nobody) is the first slot of the spec and holds a
 request id; the guards compare request ids only for equality, through `If` and `select` whose
 other choices are not request ids (`If(c, s.last, 0)`, `If(c, 0, s.last)`, `select([s.last, 0], k)`,
-`select([0, s.last], k)`). Renaming the requests relabels those values, so the spec is
+`select([0, s.last], k)`), and `by_k`, an array of request ids indexed by k. Renaming the requests relabels those values, so the spec is
 symmetric: accepted, and the reduced search stands for every state. A check that overlooked a
 request-valued slot, or a choice among request ids, would refuse it.
 """
 
 from enum import IntEnum
 
-from ownership import If, Request, Spec, action, ints, param, per_request, select, state
+from ownership import If, Request, Spec, action, array, ints, param, per_request, select, state
 from ownership.lang.declare import RequestDomain
 
 
@@ -25,6 +25,7 @@ class SymRequestSlot(Spec):
 
     last = state(RequestDomain(none="nobody"), 0)
     k = state(ints(0, 1), 0)
+    by_k = array(ints(0, 1), RequestDomain(none="nobody"), 0)
     stage = per_request(Stage, Stage.NEW)
 
     @action
@@ -42,6 +43,12 @@ class SymRequestSlot(Spec):
     @action
     def flip(self, s):
         s.k = 1 - s.k
+
+    @action
+    def note(self, s, r: Request):
+        """r is noted at index k, unless it is noted there already."""
+        s.require((s.stage[r] == Stage.DONE) & (s.by_k[s.k] != r))
+        s.by_k[s.k] = r
 
     @action
     def again(self, s, r: Request):
