@@ -185,6 +185,21 @@ def _written_at(trace: Trace, pool: str, page: int, before: int) -> int | None:
     return None
 
 
+def _released_at(model: Model, trace: Trace, pool: str, page: int, who: str, before: int) -> int | None:
+    """The step (< before) at which request `who` last stopped holding the page, None if it
+    never held it in the trace."""
+    var = f"{pool}.holders" if model.pools[pool].shared else f"{pool}.owner"
+
+    def holds(i: int) -> bool:
+        v = trace.steps[i].state[var][page]
+        return who in v if isinstance(v, (set, frozenset)) else v == who
+
+    for i in range(min(before, len(trace.steps)) - 1, 0, -1):
+        if holds(i - 1) and not holds(i):
+            return i
+    return None
+
+
 def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) -> str:
     """The violation in one sentence, led by where it happened."""
     name = model.request_name
@@ -226,8 +241,14 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
         extra = ""
         if prop == "write-unowned":
             others = sorted({h for f in flags for h in _holders(model, pool, f.other) if h != actor})
-            extra = (f": it was freed and reused meanwhile, so the KV of {', '.join(others)} is overwritten"
-                     if others else ": it was freed meanwhile, and the next owner's KV will be overwritten")
+            freed = sorted({w for f in flags if (w := _released_at(model, trace, pool, f.page, actor, step)) is not None})
+            if freed:
+                when = f" (at step {', '.join(map(str, freed))})"
+                extra = (f": it was freed and reused meanwhile{when}, so the KV of {', '.join(others)} is overwritten"
+                         if others else f": it was freed meanwhile{when}, and the next owner's KV will be overwritten")
+            else:
+                extra = (f": it never held the page, so the KV of {', '.join(others)} is overwritten"
+                         if others else ": it never held the page (a write into a page it was never given)")
         own = "hold alone" if model.pools[pool].shared and prop == "write-unowned" else "own"
         return f"{at}request {actor} {verb} {pool} {', '.join(parts)}, which it does not {own}{extra}."
     if prop == "double-free":

@@ -175,7 +175,7 @@ ZOO_MESSAGES = {
     "stale_read.py": "step 2, attend(r=r1): request r1 read kv page 0 never written for anyone (garbage),"
                      " not for r1: it attends over data never written for it.",
     "write_unowned.py": "step 3, sender_writes(r=r1): request r1 wrote kv page 0 (free), which it does not own:"
-                        " it was freed meanwhile, and the next owner's KV will be overwritten.",
+                        " it was freed meanwhile (at step 2), and the next owner's KV will be overwritten.",
     "leak.py": "step 2, abort(r=r1): a finished request keeps pages that never return to the pool:"
                " r1 still owns kv page 0.",
 }

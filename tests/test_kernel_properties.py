@@ -89,3 +89,13 @@ def test_leak_is_not_checked_when_a_spec_defines_no_finished():
     """A spec without finished() gets no leak verdict, and the report says so."""
     result = check(spec_path("stale_read.py"), fixes=["write-first"])
     assert not result.model.checks_leak
+
+
+def test_a_write_into_a_page_never_held_does_not_say_it_was_freed():
+    """write-unowned says "freed meanwhile" only when the writer gave the page up in the trace;
+    a page it never held is said so (the shortest run: r1 writes the free page at step 1)."""
+    result = check("tests/specs_messages/write_never_held.py")
+    assert result.violation.property == "write-unowned" and len(result.trace.steps) == 2
+    assert result.violation.message == (
+        "step 1, scribble(r=r1): request r1 wrote kv page 0 (free), which it does not own:"
+        " it never held the page (a write into a page it was never given).")
