@@ -267,3 +267,13 @@ def test_request_ids_in_a_per_request_slot_are_relabelled_and_moved(requests, st
     got = batch.check(model, symmetry=True)
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
     assert batch.check(model).coverage.states == explicit.check(model).coverage.states == states
+
+
+@pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 19, 10), (3, 85, 17)])
+def test_a_symmetric_spec_with_a_lifo_pool_is_accepted(requests, states, reduced):
+    """The free list's page numbers are not request ids: 19 states as 10, 85 as 17."""
+    model = _model("sym_lifo.py", requests)
+    assert equivariance_problem(model, BatchModel(model)) is None
+    got = batch.check(model, symmetry=True)
+    assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
+    assert batch.check(model).coverage.states == states
