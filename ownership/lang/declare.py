@@ -365,6 +365,14 @@ def per_request(domain: Any, init: Any = 0) -> Any:
 def per_page(pool_: Any, domain: Any, init: Any = 0) -> Any:
     """One value per page of a pool: `pinned = per_page(decode, bool, False)`. `init` may be
     a function of the page number: `per_page(kv, ints(0, 8), init=lambda p: p)`."""
+    if not isinstance(pool_, Pool):
+        from .location import spec_location
+
+        file, line = spec_location()
+        hint = (f" (the pool itself, not its name: per_page({pool_}, ...) with the attribute declared"
+                f" by {pool_} = pool(...) above)") if isinstance(pool_, str) else ""
+        raise SpecError(f"per_page(pool, domain): the first argument must be a pool, got {pool_!r}{hint}",
+                        file=file, line=line)
     return Slot(domain, init, "page", over=pool_)
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SpecError
 from . import faults, sorts
 from .location import spec_location
-from .sorts import BOOL, INT, TYPE_SORT
+from .sorts import BOOL, INT, PAGES, TYPE_SORT
 from .spec import did_you_mean
 from .values import If, page
 
@@ -266,6 +266,29 @@ class ArrayView:
         for k in range(info.length):
             old = self.s._get(info.offset + k, info)
             self.s._set(info.offset + k, If(i == k + info.base, value, old), info)
+
+    # -- page-wise operations of a per-page slot (no loop over pages in the spec) --------------
+
+    def _per_page(self, what: str) -> None:
+        if self.info.shape != "page":
+            file, line = spec_location()
+            raise SpecError(f"s.{self.info.name}.{what}: page-wise operations are for per_page slots"
+                            " (indexed by the pages of a pool)", file=file, line=line)
+
+    def fill(self, pages: Any, value: Any) -> None:
+        """Element p := value for every page p in `pages`; the other elements keep theirs."""
+        self._per_page("fill(pages, value)")
+        sorts.expect(pages, PAGES, f"s.{self.info.name}.fill(pages, value), the pages")
+        from .values import has
+
+        for p in range(self.info.length):
+            self[p] = If(has(pages, p), value, self[p])
+
+    def where(self, value: Any) -> Any:
+        """The page set of the pages whose element equals `value`."""
+        self._per_page("where(value)")
+        sorts.expect(value, self.info.sort, f"s.{self.info.name}.where(value)")
+        return self.s._positions(self.info.name, value)
 
     def __iter__(self) -> Any:
         return (self.s._get(self.info.offset + k, self.info) for k in range(self.info.length))

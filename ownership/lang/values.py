@@ -47,7 +47,17 @@ class RefusesControlFlow:
         raise control_flow_error("Python `if`, `and`, `or`, `not`, `while` or a conditional expression")
 
     def __index__(self) -> int:
-        raise control_flow_error("Using a state value as a Python index or count (range, list[...])")
+        file, line = spec_location()
+        raise SpecError("a state value used as a Python index or count (list[i], range(n)): its value is"
+                        " not known when tracing. Write select(values, i) for values[i] with a state index,"
+                        " and loop over a bound known when tracing (a parameter) with If(...) inside",
+                        file=file, line=line)
+
+    def __len__(self) -> int:
+        raise _not_a_collection(self, "len()")
+
+    def __iter__(self) -> Any:
+        raise _not_a_collection(self, "iteration (for, list(), in)")
 
     def __hash__(self) -> int:
         raise control_flow_error("Using a state value as a dict key or set member")
@@ -57,6 +67,17 @@ class RefusesControlFlow:
 
     def __rtruediv__(self, o: Any) -> Any:
         raise _no_true_division()
+
+
+def _not_a_collection(value: Any, what: str) -> SpecError:
+    file, line = spec_location()
+    if getattr(value, "sort", None) == PAGES:
+        hint = ("a page set has no Python length or members: count(pages) is its number of pages,"
+                " has(pages, p) tests page p, and `for p in range(pool_size)` with has(pages, p)"
+                " visits its pages")
+    else:
+        hint = "a state value is one number or condition, not a collection"
+    return SpecError(f"{what} on a state value: {hint}", file=file, line=line)
 
 
 def _no_true_division() -> SpecError:
