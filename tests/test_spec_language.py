@@ -144,20 +144,20 @@ def test_page_wise_fill_and_where_of_a_per_page_slot_agree_in_every_engine(tmp_p
 
     spec = tmp_path / "pagewise.py"
     spec.write_text(
-        "from ownership import Request, Spec, action, invariant, per_page, per_request, pool\\n"
-        "class PageWise(Spec):\\n"
-        "    requests = 1\\n"
-        "    kv = pool(3)\\n"
-        "    pinned = per_page(kv, bool, False)\\n"
-        "    table = per_request(kv)\\n"
-        "    @action\\n"
-        "    def go(self, s, r: Request):\\n"
-        "        s.require(s.table[r] == 0)\\n"
-        "        s.table[r] = s.alloc('kv', r, 2)\\n"
-        "        s.pinned.fill(s.table[r], True)\\n"
-        "    @invariant\\n"
-        "    def pinned_are_the_table(self, s):\\n"
-        "        return s.pinned.where(True) == s.table[1]\\n")
+        "from ownership import Request, Spec, action, invariant, per_page, per_request, pool\n"
+        "class PageWise(Spec):\n"
+        "    requests = 1\n"
+        "    kv = pool(3)\n"
+        "    pinned = per_page(kv, bool, False)\n"
+        "    table = per_request(kv)\n"
+        "    @action\n"
+        "    def go(self, s, r: Request):\n"
+        "        s.require(s.table[r] == 0)\n"
+        "        s.table[r] = s.alloc('kv', r, 2)\n"
+        "        s.pinned.fill(s.table[r], True)\n"
+        "    @invariant\n"
+        "    def pinned_are_the_table(self, s):\n"
+        "        return s.pinned.where(True) == s.table[1]\n")
     model = model_for(str(spec))
     ref = explicit.check(model)
     assert ref.verdict is Verdict.VERIFIED and ref.coverage.states == 2
