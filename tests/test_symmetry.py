@@ -140,7 +140,11 @@ def test_symmetry_is_refused_for_a_sometimes_that_names_r1_only():
     assert plain.sometimes == {"r1-finishes-first": True, "a-request-finishes": True}
 
 
-def test_symmetry_is_refused_for_a_property_that_can_raise_for_r1_only():
+@pytest.mark.parametrize("other_error", [0, 1, 2], ids=["alone", "after-another", "before-another"])
+def test_symmetry_is_refused_for_a_property_that_can_raise_for_r1_only(other_error):
+    model = model_for(str(SPECS / "sym_property_error_r1.py"), params={"other_error": other_error})
+    assert equivariance_problem(model, BatchModel(model)) == (
+        "the spec errors that the properties can raise are not the same for every request")
     _refused("sym_property_error_r1.py", 2,
              "the spec errors that the properties can raise are not the same for every request")
     with pytest.raises(SpecError, match="in invariant balanced: `//` by zero"):

@@ -72,6 +72,10 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "_Canon.is_req:stmt:if got is not None: return got->pass": _MEMO,
         "_Canon.is_req:stmt:return got->pass": _MEMO,
         "_Canon.is_req:stmt:self.is_req_memo[n] = out->pass": _MEMO,
+        "equivariance_problem:stmt:if bmap is None: return \"renaming requests turns an action binding ...->pass": _EVERY_BINDING,
+        "equivariance_problem:stmt:return \"renaming requests turns an action binding into one that doe...->pass": _EVERY_BINDING,
+        "equivariance_problem:return:\"renaming requests turns an action binding into one that does not e...->None": _EVERY_BINDING,
+        "equivariance_problem:stmt:return None->pass": "the last statement of the function: it returns None anyway",
         "_Canon._slot:stmt:return \"?\"->pass": _UNREACHABLE,
         "_Canon._slot:return:\"?\"->''": _UNREACHABLE,
         "_Canon._of:operand:ctx and not isinstance(v, bool)->ctx": "a constant is read in a request-id context"

@@ -4,7 +4,9 @@ The invariant `balanced` divides by 1 + (r2's pages) - (r1's pages), so it raise
 by zero where r1 holds a page and r2 does not: at step 1 of the plain search (r1 started). Its
 condition reads no state (True), the same for every request: only the spec errors that the
 properties can raise tell the requests apart. Accepted, the reduced search would keep
-(r1 new, r2 running) instead and find the error two steps later.
+(r1 new, r2 running) instead and find the error two steps later. With `other_error` the
+invariant can raise a second error, the same for every request, before (1) or after (2) it:
+the check must compare every error, not only the first or the last.
 """
 
 from enum import IntEnum
@@ -32,6 +34,7 @@ class Stage(IntEnum):
 
 class SymPropertyErrorR1(Spec):
     requests = param(2, "requests")
+    other_error = param(0, "1: a symmetric spec error before r1's, 2: after it")
 
     kv = pool(2)
     stage = per_request(Stage, Stage.NEW)
@@ -58,7 +61,12 @@ class SymPropertyErrorR1(Spec):
 
     @invariant
     def balanced(self, s):
+        total = 3 + count(s.table[1]) + count(s.table[2])  # (never 0: an error the same for all)
+        if self.other_error == 1:
+            share = 2 // total  # noqa: F841
         share = 2 // (1 + count(s.table[2]) - count(s.table[1]))  # noqa: F841
+        if self.other_error == 2:
+            share = 2 // total  # noqa: F841
         return True
 
     @sometimes
