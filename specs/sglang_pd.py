@@ -72,7 +72,8 @@ class SGLangPD(Spec):
 
     requests = param(2, "concurrent requests", minimum=1)
     context = param(3, "advertised context window, in pages (1,048,576 tokens in the incident)", minimum=1)
-    prefill_pool = param(2, "prefill KV pool, in pages: prefill rejects longer prompts (681,280 tokens in the incident)", minimum=1)
+    prefill_pool = param(2, "prefill's real KV capacity, in pages: it rejects longer prompts (681,280 tokens in the"
+                            " incident); its pool in the model holds the context window instead (`context` pages)", minimum=1)
     decode_pool = param(4, "decode KV pool, in pages", minimum=1)
 
     post_forward_retire = fix("0.5.20, #36988: prefill retires an aborted request after its forward instead of sending it (decode then waits for its timeout)")
@@ -88,7 +89,9 @@ class SGLangPD(Spec):
         "0.5.23": ["post-forward-retire", "door-retire"],  # #38704's coverage check is still open
     }
 
-    prefill = pool(context, order="lowest", help="prefill's KV pages")
+    prefill = pool(context, order="lowest",
+                   help="prefill's KV pages: one context window (`context`), room for any prompt it admits;"
+                        " what it admits is `prefill_pool`")
     decode = pool(decode_pool, order="lifo", warm=True,
                   help="decode's KV pages; freed pages are reused first (PagedTokenToKVPoolAllocator prepends them)")
 
@@ -208,6 +211,48 @@ class SGLangPD(Spec):
         d_done = (s.d_stage[r] == D.DONE) | (s.d_stage[r] == D.RETIRED) | (s.d_stage[r] == D.ABORTED)
         return p_done & d_done
 
+    def describe(self, s, step):
+        """Each step of a trace in the protocol's words: `ownership check` prints it beside the step."""
+        r, n = step.args.get("r"), step.args.get("n")
+        before = step.before
+        if step.action is None:
+            limit = self.context if self.pool_fits_context else min(self.prefill_pool, self.context)
+            admits = "context" if self.pool_fits_context else "prefill_pool"
+            return (f"prefill pool: {_count(self.context, 'page')} (context), admits up to {limit} ({admits});"
+                    f" decode pool: {_count(self.decode_pool, 'page')} of old KV (r0)")
+        if step.action == "arrive":
+            told = []
+            if s.aborted[r] and s.p_stage[r] == "RETIRED":
+                told.append(f"prefill rejects {_count(n, 'page')} and retires the request at the door")
+            elif s.aborted[r]:
+                told.append(f"prefill rejects {_count(n, 'page')}; its placeholder is {_count(s.sent[r], 'page')}")
+            if s.d_stage[r] == "RETIRED":
+                told.append(f"decode rejects {_count(n, 'page')} at the door")
+            elif s.prompt[r] != n:
+                told.append(f"decode rejects {_count(n, 'page')}; its placeholder is {_count(s.prompt[r], 'page')}")
+            return "; ".join(told) or f"prefill and decode admit a prompt of {_count(n, 'page')}"
+        if step.action == "decode_prealloc":
+            return f"decode reserves pages {s.d_table[r]}"
+        if step.action == "prefill_forward":
+            return f"prefill computes {_count(len(s.p_table[r]), 'page')}"
+        if step.action == "prefill_result":
+            if s.p_stage[r] == "RETIRED":
+                return "prefill retires the aborted request after its forward; decode is not told"
+            into = s.decode.in_flight(r)
+            return f"... and sends {'it' if len(into) == 1 else 'them'} into decode {into.listed}"
+        if step.action == "transfer_done":
+            return f'"Success": the KV lands in decode {before.decode.in_flight(r).listed}'
+        if step.action == "decode_commit":
+            if s.d_stage[r] == "RUNNING":
+                return f"decode attends over {s.d_table[r].listed}"
+            return f"decode finds {s.sent[r]} of {_count(s.prompt[r], 'page')} sent and aborts the request"
+        if step.action == "decode_finish":
+            return f"decode finishes the request and frees {before.d_table[r].listed}"
+        if step.action == "decode_timeout":
+            return (f"decode's waiting timeout fires (prefill retired the request without telling it);"
+                    f" decode frees {before.d_table[r].listed}")
+        return None
+
     @sometimes
     def a_request_completes(self, s):
         """Some request is decoded to the end."""
@@ -220,3 +265,8 @@ class SGLangPD(Spec):
     def a_freed_page_is_reused(self, s):
         """A decode page freed by one request is handed to another while holding the first's KV."""
         return s.reused("decode") != 0
+
+
+def _count(k, word):
+    """'1 page', '3 pages': a number of things in a narrative."""
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"

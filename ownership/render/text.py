@@ -1,14 +1,19 @@
 """Plain-text renderings of check results, traces, replays and spec listings.
 
-Traces number their states, head each with the action that produced it, show only what
-changed (or everything with `full`), explain the violation in words, and end with the command
-that reproduces the run (after TLC's StatePrinter and Quint's `--seed` hint).
+Traces number their states and head each with the action that produced it and its
+narrative: one line in the protocol's words, from the spec's `describe(s, step)` hook or the
+first sentence of the action's docstring (docs/spec-language.md, "Narratives"). `check`
+shows the narrative alone; with `full` each step also lists what changed (the initial state
+whole). The report explains the violation in words and ends with the command that
+reproduces the run (after TLC's StatePrinter and Quint's `--seed` hint).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..errors import SpecError
 from ..kernel import PROPERTIES
 from ..result import CheckResult, Verdict
 from ..trace import ReplayResult, Trace
@@ -72,14 +77,23 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, An
     return out
 
 
-def render_trace(trace: Trace, *, full: bool = False) -> str:
-    """The trace as numbered steps; only the changes of each step unless `full`."""
+def render_trace(trace: Trace, *, full: bool = False, narrative: list[str | None] | None = None,
+                 diffs: bool = True) -> str:
+    """The trace as numbered steps, each with its narrative when given (`narrate`), then
+    (`diffs`) the initial state whole and only the changes of each later step, or (`full`)
+    every state whole."""
     lines: list[str] = []
     width = len(str(len(trace.steps) - 1))
+    heads = [(f"[{step.actor}] " if step.actor else "") + step.label() for step in trace.steps]
+    told = narrative is not None and any(narrative)
+    column = max(len(h) for h in heads) if told else 0
     for i, step in enumerate(trace.steps):
-        actor = f"[{step.actor}] " if step.actor else ""
         marker = "  <-- violation" if trace.violation and trace.violation.step == i else ""
-        lines.append(f"{i:>{width}}  {actor}{step.label()}{marker}")
+        story = (narrative[i] if narrative is not None and i < len(narrative) else None) or ""
+        head = f"{heads[i]:<{column}}  {story}" if story else heads[i]
+        lines.append(f"{i:>{width}}  {head}".rstrip() + marker)
+        if not diffs:
+            continue
         pad = " " * (width + 4)
         if i == 0 or full:
             for var, value in step.state.items():
@@ -93,6 +107,174 @@ def render_trace(trace: Trace, *, full: bool = False) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- narratives
+
+
+class Pages(frozenset):  # type: ignore[type-arg]
+    """A set of pages in a narrative: `str` gives {0, 1, 2}, `listed` gives "pages 0, 1, 2"."""
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(str(x) for x in sorted(self, key=_sort_key)) + "}"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    @property
+    def listed(self) -> str:
+        """"page 3", "pages 0, 1, 2", or "no page"."""
+        if not self:
+            return "no page"
+        return ("page " if len(self) == 1 else "pages ") + ", ".join(str(x) for x in sorted(self, key=_sort_key))
+
+
+def _narrative_value(v: Any) -> Any:
+    if isinstance(v, frozenset | set):
+        return Pages(v)
+    if isinstance(v, dict):
+        return {k: _narrative_value(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_narrative_value(x) for x in v]
+    return v
+
+
+class PoolState:
+    """One pool of a state as a narrative reads it: the kernel's truth about each page.
+
+    `owner`, `content`, `inflight`, `outbound` are lists by page ("free", "none", "r1",
+    "r0" for KV of a request from before the trace); `free_list` the pages free, in order."""
+
+    def __init__(self, name: str, state: dict[str, Any]) -> None:
+        self.name = name
+        self._state = state
+
+    def _column(self, kind: str) -> list[Any]:
+        value = self._state.get(f"{self.name}.{kind}")
+        return list(value) if isinstance(value, list) else []
+
+    @property
+    def owner(self) -> list[Any]:
+        return self._column("owner") or [
+            "+".join(sorted(str(x) for x in v)) or "free" for v in self._column("holders")]
+
+    @property
+    def content(self) -> list[Any]:
+        return self._column("content")
+
+    @property
+    def inflight(self) -> list[Any]:
+        return self._column("inflight")
+
+    @property
+    def outbound(self) -> list[Any]:
+        return self._column("outbound")
+
+    @property
+    def free_list(self) -> list[Any]:
+        return self._column("free_list")
+
+    @property
+    def size(self) -> int:
+        return len(self.owner)
+
+    def _where(self, column: list[Any], value: Any) -> Pages:
+        return Pages(p for p, x in enumerate(column) if x == value)
+
+    def owned_by(self, r: str) -> Pages:
+        """The pages request r owns (or holds, in a shared pool)."""
+        holders = self._column("holders")
+        if holders:
+            return Pages(p for p, v in enumerate(holders) if r in v)
+        return self._where(self.owner, r)
+
+    def free(self) -> Pages:
+        """The pages nobody owns."""
+        return self._where(self.owner, "free")
+
+    def holding(self, r: str) -> Pages:
+        """The pages whose content is request r's KV."""
+        return self._where(self.content, r)
+
+    def in_flight(self, r: str) -> Pages:
+        """The pages a transfer of request r is writing into."""
+        return self._where(self.inflight, r)
+
+    def sending(self, r: str) -> Pages:
+        """The pages a transfer of request r is reading out of."""
+        return self._where(self.outbound, r)
+
+
+class StateView:
+    """A state of a trace as a narrative reads it: `s.sent[r]`, `s.d_table[r]` (Pages),
+    `s.decode` (a PoolState). Read-only: a narrative describes, it never changes a state."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name: str) -> Any:
+        state = object.__getattribute__(self, "_state")
+        if name in state:
+            return _narrative_value(state[name])
+        if f"{name}.owner" in state or f"{name}.holders" in state:
+            return PoolState(name, state)
+        raise AttributeError(f"the state has no slot or pool {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a narrative reads the state, it does not change it")
+
+
+class StepView:
+    """The step a narrative describes: its `number` (0 for the initial state), `action`
+    (None for the initial state), `args` ({"r": "r1", "n": 3}), `actor`, and `before`, the
+    state before it (a StateView; None for the initial state)."""
+
+    def __init__(self, number: int, action: str | None, args: dict[str, Any], actor: str | None,
+                 before: StateView | None) -> None:
+        self.number, self.action, self.args, self.actor, self.before = number, action, dict(args), actor, before
+
+    def __repr__(self) -> str:
+        return f"StepView({self.number}, {self.action!r}, {self.args!r})"
+
+
+def first_sentence(doc: str) -> str:
+    """A docstring's first sentence (of its first paragraph), on one line."""
+    text = " ".join(doc.split("\n\n")[0].split())
+    m = re.search(r"(?<=[.!?])\s", text)
+    return text[:m.start()] if m else text
+
+
+def narrate(model: Any, trace: Trace) -> list[str | None]:
+    """Each step of the trace in the protocol's words: the spec's `describe(s, step)`, else
+    the first sentence of the action's docstring (None: nothing to say). A hook that raises
+    or returns something other than a string or None is a SpecError at its line."""
+    from ..lang.loader import spec_failure
+
+    spec, cls = model.spec, model.spec_cls
+    hook = getattr(spec, "describe", None)
+    hook = hook if callable(hook) else None
+    docs = {decl.name: decl.doc for decl in cls._actions.values()}
+    out: list[str | None] = []
+    for i, step in enumerate(trace.steps):
+        text: Any = None
+        if hook is not None:
+            before = StateView(trace.steps[i - 1].state) if i else None
+            view = StepView(i, step.action, step.args, step.actor, before)
+            try:
+                text = hook(StateView(step.state), view)
+            except Exception as e:
+                err = spec_failure(e, cls.source_file(), f"in describe() at step {i} ({step.label()})")
+                raise err from None
+            if text is not None and not isinstance(text, str):
+                raise SpecError(f"describe() returned {type(text).__name__} at step {i} ({step.label()}):"
+                                " it returns the step's narrative, a string, or None for the action's docstring",
+                                file=cls.source_file())
+        if text is None and step.action is not None:
+            text = first_sentence(docs.get(step.action) or "") or None
+        out.append(" ".join(text.split()) if text else None)
+    return out
+
+
 def _setting(params: dict[str, int], fixes: list[str] | tuple[str, ...]) -> str:
     p = " ".join(f"{k}={v}" for k, v in params.items())
     f = ", ".join(fixes) if fixes else "none"
@@ -101,7 +283,8 @@ def _setting(params: dict[str, int], fixes: list[str] | tuple[str, ...]) -> str:
 
 def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                  trace_path: str | None = None) -> str:
-    """The whole report of `ownership check`: verdict, coverage, trace, reproduce command."""
+    """The whole report of `ownership check`: verdict, coverage, trace (a narrative line per
+    step; with `full` the state changes of each step too), reproduce command."""
     model = result.model
     env = dict(model.env)
     for sym in getattr(result, "symbolic", None) or []:
@@ -125,7 +308,12 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         exhaustive = result.engine in ("explicit", "bmc")
         kind = "Shortest" if exhaustive else "Shrunk"
         lines.append(f"{kind} counterexample ({len(result.trace.steps) - 1} steps):")
-        lines.append(render_trace(result.trace, full=full))
+        narrative = narrate(model, result.trace)
+        told = any(narrative)  # a spec that tells nothing of its steps: their changes say what happened
+        lines.append(render_trace(result.trace, narrative=narrative, diffs=full or not told))
+        if told and not full:
+            grids = f"ownership show {trace_path}" if trace_path else "--out FILE, then ownership show FILE"
+            lines.append(f"  (the state changes of each step: --full; the page grids: {grids})")
         lines.append("")
         if exhaustive:
             order = "depth by depth" if result.engine == "bmc" else "breadth first"
@@ -213,14 +401,17 @@ def render_spec(model: Any, label: str) -> str:
         lines.append("  (none)")
     if cls.releases:
         lines.append("")
-        lines.append("Versions (--version RELEASE: the fixes that release had):")
+        lines.append("Releases (--release RELEASE: the fixes that engine release had):")
         for release, names in cls.releases.items():
             lines.append(f"  {release}  {', '.join(names) if names else '(none of the fixes)'}")
     lines.append("")
     lines.append("Pools:")
     for name, info in model.pools.items():
         help_ = cls._pools[name].help
-        lines.append(f"  {name}: {info.size} pages, {info.order} order{', warm (pages start with KV of an earlier request)' if info.warm else ''}" + (f"  {help_}" if help_ else ""))
+        sized = _sized_by(cls._pools[name])
+        lines.append(f"  {name}: {info.size} pages{f' (= {sized})' if sized else ''}, {info.order} order"
+                     f"{', warm (pages start with KV of an earlier request)' if info.warm else ''}"
+                     + (f"  {help_}" if help_ else ""))
     lines.append("")
     lines.append("Actions:")
     for decl in cls._actions.values():
@@ -239,6 +430,37 @@ def render_spec(model: Any, label: str) -> str:
     for prop in model.sometimes:
         lines.append(f"  {prop.name}  (sometimes) {_first_paragraph(prop.doc)}")
     return "\n".join(lines)
+
+
+def _sized_by(decl: Any) -> str | None:
+    """The parameter that sizes a pool, when it is one (pool(context): "context")."""
+    from ..lang.declare import Param
+
+    return decl.pages.name if isinstance(decl.pages, Param) and decl.pages.name else None
+
+
+def spec_json(model: Any) -> dict[str, Any]:
+    """`ownership list SPEC --json`: what `render_spec` shows, as data (ownership/schemas/list.json)."""
+    cls = model.spec_cls
+    doc = (cls.__doc__ or "").strip().splitlines()
+    invariants = {p.name for p in model.invariants}
+    return {
+        "spec_class": cls.__name__,
+        "summary": doc[0] if doc else "",
+        "params": [{"name": n, "default": p.default, "value": model.env[n], "minimum": p.minimum, "help": p.help}
+                   for n, p in cls._params.items()],
+        "fixes": [{"name": n, "help": fx.help} for n, fx in cls._fixes.items()],
+        "releases": {release: list(names) for release, names in cls.releases.items()},
+        "pools": [{"name": n, "pages": info.size, "sized_by": _sized_by(cls._pools[n]), "order": info.order,
+                   "warm": info.warm, "shared": info.shared, "help": cls._pools[n].help}
+                  for n, info in model.pools.items()],
+        "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc)}
+                    for d in cls._actions.values()],
+        "properties": [{"name": n, "kind": "kernel", "checked": n != "leak" or model.checks_leak, "doc": text}
+                       for n, text in PROPERTIES.items()]
+        + [{"name": p.name, "kind": "invariant" if p.name in invariants else "sometimes", "checked": True,
+            "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]],
+    }
 
 
 def _first_paragraph(doc: str) -> str:
