@@ -3,7 +3,13 @@ bug of ownership as one `internal error:` line with exit code 4 (the traceback o
 `--debug` or OWNERSHIP_DEBUG=1), text escaped for the terminal, and the progress line on stderr
 for runs that last over a second. Used by cli.py and the command modules beside it (cli_show,
 cli_prove), so that each command behaves the same when invoked alone (as the tests do) or
-through the `ownership` group."""
+through the `ownership` group.
+
+Also shared: `-h` beside `--help`; click's own usage errors (a bad option value, a missing
+argument) in the same one-line `error:` form, exit 2; under `--json` every error, stop and
+internal error as one JSON object on stdout (ownership/schemas/error.json); `--release` with
+its old spelling `--version` kept as a hidden alias; and shell completion of spec, fix,
+parameter, property and release names."""
 
 from __future__ import annotations
 
@@ -20,14 +26,79 @@ from typing import Any
 import click
 
 from . import limits
-from .errors import OwnershipError, UsageError
+from .errors import ConfigError, OwnershipError, SpecError, TraceFormatError, UsageError
 from .render.escape import printable
 from .result import EXIT_BAD_INPUT, EXIT_INTERNAL, Verdict
+from .schemas import SCHEMA_VERSION
+
+#: `-h` as well as `--help`, on the group and on every command run alone.
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Print text that may hold strings from a trace or a spec, escaped for the terminal."""
     click.echo(printable(text), err=err, nl=nl)
+
+
+def emit_json(doc: dict[str, Any], *, indent: int = 1) -> None:
+    """Print one JSON object of a --json output on stdout, `schema_version` first. The JSON is
+    ASCII (json.dumps escapes every other character), so a trace's text cannot reach the terminal."""
+    click.echo(json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=indent))
+
+
+def wants_json(ctx: click.Context | None) -> bool:
+    """Whether the command was given --json (parsed, or only typed when parsing failed)."""
+    c = ctx
+    while c is not None:
+        if c.params.get("as_json"):
+            return True
+        c = c.parent
+    if ctx is None:
+        return False
+    argv = ctx.find_root().meta.get("ownership.argv", [])
+    return "--json" in (argv[:argv.index("--")] if "--" in argv else argv)
+
+
+def error_kind(e: OwnershipError) -> str:
+    """The `kind` of an error object: which rule the input broke."""
+    if isinstance(e, SpecError):
+        return "spec-error"
+    if isinstance(e, TraceFormatError):
+        return "trace-format"
+    if isinstance(e, ConfigError):
+        return "config"
+    if isinstance(e, UsageError):
+        return "usage"
+    return "bad-input"
+
+
+def error_doc(message: str, kind: str, code: int, *, file: str | None = None, line: int | None = None,
+              **extra: Any) -> dict[str, Any]:
+    """The JSON object of an error (ownership/schemas/error.json)."""
+    return {"error": message, "kind": kind, "file": file, "line": line, **extra, "exit_code": code}
+
+
+def report_bad_input(e: OwnershipError, ctx: click.Context | None, *, as_json: bool | None = None) -> None:
+    """Print bad input: one `error:` line on stderr (and the steps that reached it), or under
+    --json one error object on stdout."""
+    steps = list(getattr(e, "steps", None) or [])
+    if as_json if as_json is not None else wants_json(ctx):
+        extra: dict[str, Any] = {"steps": steps} if steps else {}
+        message = getattr(e, "message", None) if isinstance(e, SpecError) else None
+        emit_json(error_doc(message or str(e), error_kind(e), EXIT_BAD_INPUT,
+                            file=getattr(e, "file", None), line=getattr(e, "line", None), **extra))
+        return
+    echo(f"error: {e}", err=True)
+    if steps:
+        echo(f"reached from the initial state in {len(steps)} step{'s' if len(steps) != 1 else ''}:", err=True)
+        for i, label in enumerate(steps, 1):
+            echo(f"  {i}  {label}", err=True)
+
+
+def stopped_doc(spec: str | None, reason: str, doing: str, code: int) -> dict[str, Any]:
+    """The JSON object of a command stopped before it had a verdict (exit 3)."""
+    return {"spec": spec, "verdict": "inconclusive", "stopped_by": reason, "while": doing,
+            "coverage": None, "exit_code": code}
 
 
 def debugging(ctx: click.Context | None = None) -> bool:
@@ -44,38 +115,101 @@ def _command_line(ctx: click.Context) -> str:
     return shlex.join(["ownership", *argv])
 
 
+class RefusedUsage(click.ClickException):
+    """A usage error of click's own (a bad option value, a missing argument, an unknown
+    option or command), shown like any bad input of ownership: one `error:` line with a hint
+    to --help (or, under --json, one error object on stdout), exit code 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, e: click.UsageError, ctx: click.Context | None) -> None:
+        self.ctx = e.ctx or ctx
+        self.as_json = wants_json(self.ctx)
+        text = " ".join(e.format_message().split())
+        text = (text[:1].lower() + text[1:]).rstrip(".").replace(". Did you mean", "; did you mean")
+        path = self.ctx.command_path.split() if self.ctx is not None else []
+        self.help_hint = shlex.join(["ownership", *path[1:], "--help"])
+        super().__init__(text)
+
+    def show(self, file: Any = None) -> None:
+        if self.as_json:
+            emit_json(error_doc(self.message, "usage", EXIT_BAD_INPUT, help=self.help_hint))
+        else:
+            echo(f"error: {self.message} (see '{self.help_hint}')", err=True)
+
+
+def _refuse_click_usage(e: click.UsageError, ctx: click.Context | None) -> RefusedUsage | click.UsageError:
+    # `ownership` alone prints its help (click's NoArgsIsHelpError): that is no mistake to refuse
+    if isinstance(e, click.exceptions.NoArgsIsHelpError):
+        return e
+    return RefusedUsage(e, ctx)
+
+
 def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
     try:
         return invoke(ctx)
     except OwnershipError as e:
-        echo(f"error: {e}", err=True)
-        steps = getattr(e, "steps", None)
-        if steps:
-            echo(f"reached from the initial state in {len(steps)} step{'s' if len(steps) != 1 else ''}:", err=True)
-            for i, label in enumerate(steps, 1):
-                echo(f"  {i}  {label}", err=True)
+        report_bad_input(e, ctx)
         ctx.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        echo("interrupted", err=True)
-        ctx.exit(Verdict.INCONCLUSIVE.exit_code)
+        code = Verdict.INCONCLUSIVE.exit_code
+        if wants_json(ctx):
+            emit_json(stopped_doc(ctx.params.get("spec"), "interrupt", "running", code))
+        else:
+            echo("interrupted", err=True)
+        ctx.exit(code)
     except MemoryError:
-        echo("inconclusive: stopped by memory: the machine ran out of memory (give a smaller"
-             " instance, or --max-memory to stop earlier with the coverage so far)", err=True)
-        ctx.exit(Verdict.INCONCLUSIVE.exit_code)
+        code = Verdict.INCONCLUSIVE.exit_code
+        if wants_json(ctx):
+            emit_json(stopped_doc(ctx.params.get("spec"), "memory", "running", code))
+        else:
+            echo("inconclusive: stopped by memory: the machine ran out of memory (give a smaller"
+                 " instance, or --max-memory to stop earlier with the coverage so far)", err=True)
+        ctx.exit(code)
+    except click.UsageError as e:
+        raise _refuse_click_usage(e, ctx) from None
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
         raise
     except Exception as e:  # a bug of ownership: never exit 0 or 1 (result.EXIT_INTERNAL)
         if debugging(ctx):
             traceback.print_exc()
         where = "" if debugging(ctx) else " (the traceback: add --debug)"
-        echo(f"internal error: this is a bug of ownership, not of your spec or input:"
-             f" {type(e).__name__}: {e}. Please report it with the command: {_command_line(ctx)}{where}",
-             err=True)
+        what = f"this is a bug of ownership, not of your spec or input: {type(e).__name__}: {e}"
+        if wants_json(ctx):
+            emit_json(error_doc(what + where, "internal", EXIT_INTERNAL, command=_command_line(ctx)))
+        else:
+            echo(f"internal error: {what}. Please report it with the command: {_command_line(ctx)}{where}",
+                 err=True)
         ctx.exit(EXIT_INTERNAL)
+
+
+def _merge_release_alias(ctx: click.Context) -> None:
+    """`--version RELEASE`, the old spelling of `--release RELEASE`, lands in `release`."""
+    if "version_alias" not in ctx.params:
+        return
+    alias = ctx.params.pop("version_alias")
+    if alias is None:
+        return
+    given = ctx.params.get("release")
+    if given is not None and given != alias:
+        raise UsageError(f"--release {given} and --version {alias} (the old spelling of --release)"
+                         " name different releases: give one --release")
+    ctx.params["release"] = alias
 
 
 class OwnershipCommand(click.Command):
     """A click command that turns bad input into `error: ...` and exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["context_settings"] = {**CONTEXT_SETTINGS, **(kwargs.get("context_settings") or {})}
+        super().__init__(*args, **kwargs)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            raise _refuse_click_usage(e, e.ctx or parent) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # (run alone, as the tests do, the command's own name comes first; under the group the
@@ -84,11 +218,28 @@ class OwnershipCommand(click.Command):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        return _run_reporting_errors(super().invoke, ctx)
+        def run(c: click.Context) -> Any:
+            _merge_release_alias(c)
+            return click.Command.invoke(self, c)
+
+        return _run_reporting_errors(run, ctx)
 
 
 class OwnershipGroup(click.Group):
     """A click group that turns bad input into `error: ...` and exit code 2."""
+
+    command_class = OwnershipCommand
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["context_settings"] = {**CONTEXT_SETTINGS, **(kwargs.get("context_settings") or {})}
+        super().__init__(*args, **kwargs)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            raise _refuse_click_usage(e, e.ctx or parent) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta.setdefault("ownership.argv", list(args))
@@ -96,6 +247,112 @@ class OwnershipGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         return _run_reporting_errors(super().invoke, ctx)
+
+
+def release_option(help: str) -> Any:
+    """`--release RELEASE` (an engine release whose fixes to turn on), and its old spelling
+    `--version RELEASE`, hidden, so that it is not confused with `ownership --version`."""
+    def decorate(f: Any) -> Any:
+        f = click.option("--version", "version_alias", metavar="RELEASE", hidden=True,
+                         help="The old spelling of --release.", shell_complete=complete_release)(f)
+        return click.option("--release", "release", metavar="RELEASE", help=help,
+                            shell_complete=complete_release)(f)
+    return decorate
+
+
+def release_spelling(command: str) -> str:
+    """A reproduce command with today's spelling of an engine release: --release, not --version.
+
+    (ownership.api writes the old spelling, which still works as a hidden alias.)"""
+    if " --version " not in command:
+        return command
+    return shlex.join("--release" if word == "--version" else word for word in shlex.split(command))
+
+
+# --------------------------------------------------------------------------- shell completion
+
+
+def _spec_class(ctx: click.Context) -> Any:
+    """The spec class the command line names so far (for completing its names), or None.
+
+    A trace file (replay) only says which shipped spec it is of: a spec file is loaded only
+    when the user typed its path."""
+    from .lang.loader import load_spec
+
+    ref = ctx.params.get("spec")
+    if ref is None and ctx.params.get("trace_file"):
+        try:
+            with open(ctx.params["trace_file"], encoding="utf-8") as f:
+                ours = json.load(f).get("#meta", {}).get("ownership", {})
+            ref = ours.get("spec") if isinstance(ours.get("spec"), str) else None
+            shipped_only = True
+        except (OSError, ValueError, AttributeError):
+            return None
+    else:
+        shipped_only = False
+    if ref is None and ctx.command.name == "config-check":
+        ref = "sglang_pd"
+    if not ref:
+        return None
+    try:
+        return load_spec(ref, shipped_only=shipped_only)
+    except Exception:  # completion never fails a shell: no names then
+        return None
+
+
+def _items(names: Any, incomplete: str) -> list[Any]:
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
+def complete_spec(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """SPEC: the shipped spec names, and files (a path to a .py file)."""
+    from click.shell_completion import CompletionItem
+
+    from .lang.loader import shipped_specs
+
+    names = _items(sorted(shipped_specs()), incomplete)
+    return names + [CompletionItem(incomplete, type="file")]
+
+
+def complete_fix(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--fix NAME: the fixes of the spec named on the command line."""
+    cls = _spec_class(ctx)
+    return _items(list(cls._fixes) if cls is not None else [], incomplete.replace("_", "-"))
+
+
+def complete_param(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--param NAME=VALUE: the parameters of the spec, as `NAME=` (its default after it)."""
+    cls = _spec_class(ctx)
+    if cls is None:
+        return []
+    if "=" in incomplete:
+        name = incomplete.partition("=")[0]
+        p = cls._params.get(name)
+        return _items([f"{name}={p.default}"] if p is not None else [], incomplete)
+    return _items([f"{n}=" for n in cls._params], incomplete)
+
+
+def complete_symbolic(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--symbolic NAME[=LO..HI]: the parameters of the spec."""
+    cls = _spec_class(ctx)
+    return _items(list(cls._params) if cls is not None else [], incomplete)
+
+
+def complete_property(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--skip PROPERTY: the kernel's properties and the spec's own."""
+    from .kernel import PROPERTIES
+
+    cls = _spec_class(ctx)
+    own = [n for n, p in cls._properties.items() if p.kind != "lemma"] if cls is not None else []
+    return _items([*PROPERTIES, *own], incomplete)
+
+
+def complete_release(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--release RELEASE: the engine releases the spec names."""
+    cls = _spec_class(ctx)  # config-check: the releases of sglang_pd, the spec of its --spec run
+    return _items(list(cls.releases) if cls is not None else [], incomplete)
 
 
 class Progress:
@@ -161,8 +418,7 @@ def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *,
         doing = (guard.stopped_in if guard is not None else None) or "starting"
         code = Verdict.INCONCLUSIVE.exit_code
         if as_json:
-            click.echo(json.dumps({"spec": spec, "verdict": "inconclusive", "stopped_by": reason,
-                                   "while": doing, "coverage": None, "exit_code": code}, indent=1))
+            emit_json(stopped_doc(spec, reason, doing, code))
         else:
             echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
         sys.exit(code)

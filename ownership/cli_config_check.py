@@ -10,7 +10,6 @@ before exploring every reachable state, 4 an internal error of ownership (cli_co
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -20,7 +19,16 @@ from typing import Any
 import click
 
 from ownership import config_check as cc
-from ownership.cli_common import OwnershipCommand, Progress, echo, limited
+from ownership.cli_common import (
+    OwnershipCommand,
+    Progress,
+    complete_fix,
+    echo,
+    emit_json,
+    limited,
+    release_option,
+    report_bad_input,
+)
 from ownership.errors import OwnershipError, UsageError
 from ownership.result import EXIT_BAD_INPUT
 
@@ -114,13 +122,8 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option(
     "--page-size", type=TOKENS, help="Tokens per KV page, both nodes (overrides the inputs)."
 )
-@click.option(
-    "--version",
-    "sglang_version",
-    metavar="RELEASE",
-    help="The SGLang release the nodes run, e.g. 0.5.19: decides what happens to a prompt in the gap.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@release_option("The SGLang release the nodes run, e.g. 0.5.19: decides what happens to a prompt in the gap.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (errors too).")
 @click.option(
     "--spec",
     "run_spec",
@@ -133,6 +136,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     multiple=True,
     metavar="NAME",
     help="A fix to enable in the --spec run (repeatable).",
+    shell_complete=complete_fix,
 )
 @click.option(
     "--max-states",
@@ -154,7 +158,7 @@ def config_check(
     prefill_pool_tokens: int | None,
     decode_pool_tokens: int | None,
     page_size: int | None,
-    sglang_version: str | None,
+    release: str | None,
     as_json: bool,
     run_spec: bool,
     fixes: tuple[str, ...],
@@ -175,7 +179,7 @@ def config_check(
     Example (the GLM-5.3 incident's numbers):
       ownership config-check --context-length 1048576 \\
         --prefill-pool-tokens 681280 --decode-pool-tokens 2097152 \\
-        --page-size 64 --version 0.5.19
+        --page-size 64 --release 0.5.19
     """
     try:
         _check_spec_options(run_spec, fixes, max_states, max_seconds)
@@ -189,7 +193,7 @@ def config_check(
             prefill_pool_tokens=prefill_pool_tokens,
             decode_pool_tokens=decode_pool_tokens,
             page_size=page_size,
-            version=sglang_version,
+            version=release,
         )
         if run_spec:
             # the whole-command limits cover loading and tracing the spec too (ownership.limits)
@@ -204,10 +208,10 @@ def config_check(
                 finally:
                     progress.close()
     except OwnershipError as exc:
-        echo(f"error: {exc}", err=True)
+        report_bad_input(exc, None, as_json=as_json)
         sys.exit(EXIT_BAD_INPUT)
     if as_json:
-        echo(json.dumps(report.to_json(), indent=2))
+        emit_json(report.to_json(), indent=2)
     else:
         echo(render_report(report))
     sys.exit(report.exit_code)

@@ -10,13 +10,26 @@ by the command group). Importing this module does not import z3.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from typing import Any
 
 import click
 
-from .cli_common import OwnershipCommand, Progress, echo, limited, parse_params
+from .cli_common import (
+    OwnershipCommand,
+    Progress,
+    complete_fix,
+    complete_param,
+    complete_property,
+    complete_spec,
+    complete_symbolic,
+    echo,
+    emit_json,
+    limited,
+    parse_params,
+    release_option,
+    release_spelling,
+)
 from .engines.bmc import DEFAULT_K
 from .result import EXIT_CODES, Verdict
 
@@ -24,19 +37,20 @@ _EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text
 
 
 @click.command(cls=OwnershipCommand, epilog=_EXIT_TABLE)
-@click.argument("spec")
-@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
-@click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
-@click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not prove this property (repeatable).")
+@click.argument("spec", shell_complete=complete_spec)
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).", shell_complete=complete_fix)
+@release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
+@click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not prove this property (repeatable).", shell_complete=complete_property)
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help=f"Try k-induction with k = 1, 2, ... up to this many steps.  [default: {DEFAULT_K}]")
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]",
-              help="Leave an integer parameter unknown within a range (repeatable); without a range: its minimum..1024.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+              help="Leave an integer parameter unknown within a range (repeatable); without a range: its minimum..1024.",
+              shell_complete=complete_symbolic)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too).")
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
-def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], skip: tuple[str, ...],
+def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: str | None,
           max_memory: str | None) -> None:
     """Prove SPEC's kernel properties, invariants and lemmas for every depth (k-induction, z3).
@@ -52,7 +66,7 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=version, skip=skip)
+            model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip)
             api.nothing_to_check(model)
             with limits.phase("preparing the k-induction proof", engine=True):
                 result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
@@ -65,11 +79,11 @@ def prove(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=seconds)
     if result.trace is not None:
         result.trace.spec = api.spec_ref(spec)
-        result.trace.version = version
+        result.trace.version = release
         result.trace.reproduce = reproduce
     code = result.verdict.exit_code
     if as_json:
-        click.echo(json.dumps(_json(result, spec, model, reproduce, code), indent=1))
+        emit_json(_json(result, spec, model, reproduce, code))
     else:
         echo(render_proof(result, spec_label=spec, model=model, reproduce=reproduce))
     sys.exit(code)
@@ -83,7 +97,8 @@ def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...
     extra += [("--symbolic", text) for text in symbolic]
     extra += [("--max-seconds", max_seconds)] if max_seconds is not None else []
     sym_names = {t.partition("=")[0].strip() for t in symbolic}
-    return api.reproduce_command(api._display_ref(spec), model, command="prove", options=extra, omit_params=sym_names)
+    return release_spelling(api.reproduce_command(api._display_ref(spec), model, command="prove", options=extra,
+                                                  omit_params=sym_names))
 
 
 def _setting(model: Any, result: Any) -> str:
@@ -112,7 +127,7 @@ def _relabel_first(text: str) -> str:
 
 def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) -> str:
     """The report of `ownership prove`: verdict, what it covers, trace or counterexample to induction."""
-    from .render.text import render_trace
+    from .render.text import narrate, render_trace
 
     cov = result.coverage
     lines = [f"spec {model.spec_cls.__name__} ({spec_label}); {_setting(model, result)}; engine k-induction (z3)"]
@@ -134,7 +149,7 @@ def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) ->
             lines.append(f"  (also violated at this step: {', '.join(viol.also)})")
         lines.append("")
         lines.append(f"Shortest counterexample ({len(result.trace.steps) - 1} steps):")
-        lines.append(render_trace(result.trace))
+        lines.append(render_trace(result.trace, narrative=narrate(model, result.trace)))
     elif result.cti is not None and cov.stopped_by == "induction-failed":
         cti = result.cti
         bound = cov.bound_depth or 0
@@ -171,7 +186,8 @@ def _json(result: Any, spec: str, model: Any, reproduce: str, code: int) -> dict
         "params": (result.witness_model or model).env,
         "symbolic": {p.name: [p.lo, p.hi] for p in result.symbolic},
         "fixes": list(model.spec.fixes),
-        "version": model.spec.release,
+        "release": model.spec.release,
+        "version": model.spec.release,  # the old name of "release", until schema_version 2
         "engine": result.engine,
         "verdict": result.verdict.word,
         "k": result.k,

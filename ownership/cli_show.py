@@ -19,7 +19,17 @@ import sys
 
 import click
 
-from .cli_common import OwnershipCommand, Progress, echo, limited, parse_params
+from .cli_common import (
+    OwnershipCommand,
+    Progress,
+    complete_fix,
+    complete_param,
+    complete_spec,
+    echo,
+    limited,
+    parse_params,
+    release_option,
+)
 from .trace import write_output
 
 
@@ -66,14 +76,14 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
 
 
 @click.command(cls=OwnershipCommand)
-@click.argument("spec")
-@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).")
-@click.option("--version", "version", metavar="RELEASE", help="Turn on the fixes of an engine release (see `ownership list SPEC`).")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).")
+@click.argument("spec", shell_complete=complete_spec)
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).", shell_complete=complete_fix)
+@release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
 @click.option("--dot", "dot_out", type=click.Path(dir_okay=False), metavar="FILE", help="Write the graph as Graphviz DOT here.")
 @click.option("--max-nodes", type=int, default=None, metavar="N",
               help="Refuse graphs of more than N states  [default: 2000].")
-def graph(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[str, ...], dot_out: str | None,
+def graph(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], dot_out: str | None,
           max_nodes: int | None) -> None:
     """Draw the reachable state graph of SPEC (a small one), the counterexample path marked.
 
@@ -86,7 +96,7 @@ def graph(spec: str, fixes: tuple[str, ...], version: str | None, params: tuple[
     # no time limit, but the memory ceiling (never push the machine into swap) and Ctrl-C: exit 3
     with limited(None, None, progress, spec=spec):
         try:
-            model = model_for(spec, params=parse_params(params), fixes=fixes, version=version)
+            model = model_for(spec, params=parse_params(params), fixes=fixes, version=release)
             sg = reachable_graph(model, max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes)
         finally:
             progress.close()
