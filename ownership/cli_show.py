@@ -1,9 +1,10 @@
 """The `ownership show` and `ownership graph` commands (issue 5), registered by ownership/cli.py.
 
-`show` renders a trace file: in the terminal (colour on a TTY, plain text otherwise), as one
-self-contained HTML page (`--html`), or as a Mermaid sequence diagram (`--mermaid`). It reads
-the file as JSON only; it never loads a spec, so showing a trace never runs code. `graph`
-draws the reachable state graph of a small spec as Graphviz DOT.
+`show` renders a trace file: in the terminal (colour on a TTY, plain text otherwise; through a
+pager on a TTY when longer than the screen, unless --no-pager), as one self-contained HTML
+page (`--html`), or as a Mermaid sequence diagram (`--mermaid`). It reads the file as JSON
+only; it never loads a spec, so showing a trace never runs code. `graph` draws the reachable
+state graph of a small spec as Graphviz DOT.
 
 Like the rest of the CLI, bad input is one `error: ...` line on stderr and exit code 2; the
 commands catch OwnershipError themselves too, so they behave the same when invoked alone.
@@ -14,8 +15,10 @@ written whole or not at all (trace.write_output), never left half-written.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+from typing import Any
 
 import click
 
@@ -30,6 +33,7 @@ from .cli_common import (
     parse_params,
     release_option,
 )
+from .render.escape import printable
 from .trace import write_output
 
 
@@ -42,8 +46,12 @@ from .trace import write_output
 @click.option("--mermaid", is_flag=True, help="Print a Mermaid sequence diagram of the steps instead.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the terminal view (auto: when standard output is a terminal).")
-def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, mermaid: bool, color: str) -> None:
-    """Show TRACE (an ITF JSON file): timeline, page grids, changes and the violation.
+@click.option("--pager/--no-pager", default=True, show_default=True,
+              help="On a terminal, page a view longer than the screen ($PAGER, else less). Never when output is not a terminal.")
+def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, mermaid: bool, color: str,
+         pager: bool) -> None:
+    """Show TRACE (an ITF JSON file): the violation and why, the timeline, the violating step,
+    then every step with its page grids and changes.
 
     Opens traces of any ownership engine, and ITF traces of other tools (Quint, Apalache) as
     a table of their variables. Reading a trace never executes code."""
@@ -65,14 +73,40 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
         return
     tty = sys.stdout.isatty()
     colour = color == "always" or (color == "auto" and tty)
-    width = shutil.get_terminal_size((100, 24)).columns if tty else 100
-    text = render_show(trace, step=step, diff=diff, color=colour, width=max(60, width))
-    if colour:
+    size = shutil.get_terminal_size((100, 24))
+    width = size.columns if tty else 100
+    text = render_show(trace, step=step, diff=diff, color=colour, width=max(60, width),
+                       narrative=narratives(trace_file, len(trace.steps)))
+    if not colour:
+        text = printable(text)  # (render_show escaped the trace's text already; this is the rule of every output)
+    if pager and tty and text.count("\n") + 1 > size.lines:
         # the view escaped the trace's text before rich added our colour codes (render.viewer);
+        # click runs $PAGER or less (with -R for the colours unless LESS says otherwise)
+        click.echo_via_pager(text, color=True if colour else None)
+    elif colour:
         # color=True: click strips escape codes when stdout is not a terminal unless told otherwise
         click.echo(text, color=True)
     else:
-        echo(text)
+        click.echo(text)
+
+
+def narratives(path: str, steps: int) -> list[str | None] | None:
+    """The narrative of each state of a trace file (`#meta.narrative`, written by `check --out`),
+    or None when the file has none, or not one entry per step. Strings only; the view escapes
+    them like every text of a trace."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            states = json.load(f).get("states")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(states, list) or len(states) != steps:
+        return None
+    out: list[str | None] = []
+    for st in states:
+        meta: Any = st.get("#meta") if isinstance(st, dict) else None
+        text = meta.get("narrative") if isinstance(meta, dict) else None
+        out.append(text if isinstance(text, str) else None)
+    return out if any(out) else None
 
 
 @click.command(cls=OwnershipCommand)

@@ -35,6 +35,7 @@ from ownership.render.viewer import (
     render_view,
     to_ansi,
     to_plain,
+    why_of,
 )
 from ownership.trace import Step, Trace, from_itf, read_itf, to_itf
 
@@ -439,3 +440,123 @@ def test_a_large_pool_shows_only_the_pages_worth_reading(incident):
     assert "... and 4,093 more pages, free and unchanged at this step" in text
     assert "free list [3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 ...] (4,093 pages)" in text
     assert max(len(line) for line in render_show(incident).splitlines()) < 600
+
+
+# --------------------------------------------------------------------------- summary first, why, pager (issue 17)
+
+
+def test_the_summary_and_the_violating_step_come_before_the_steps(incident):
+    """The terminal view opens with the violation, its why, the timeline and the violating
+    step; every step follows, the violating one pointing back up."""
+    text = render_show(incident)
+    order = [text.index(marker) for marker in (
+        "violated: stale-read at step 6", "Why (step 6, request r1)", "Timeline (6 steps)",
+        "The violating step, 6:", "Every step:", "Step 0  initial state")]
+    assert order == sorted(order)
+    assert text.count("Step 6  [decode] decode_commit(r=r1)") == 2
+    assert "decode_commit(r=r1)  <-- VIOLATION: stale-read  (above)" in text
+
+
+def test_the_why_sets_the_belief_that_differs_against_the_truth(incident):
+    """At the incident's violation, sent[r1] = 1 (the pages holding r1's KV) is set against
+    prompt[r1] = 3 (the pages r1 owns and decode reads), and the truth names pages 1, 2 as r0's KV."""
+    why = why_of(incident)
+    assert why is not None and (why.step, why.request) == (6, "r1")
+    assert why.truth == ["decode: r1 owns pages 0, 1, 2; its KV is in page 0 only; pages 1, 2 hold KV of r0"]
+    highlighted = {b.name: b.reasons for b in why.beliefs if b.reasons}
+    assert highlighted["prompt[r1]"] == ["= the 3 decode pages r1 owns"]
+    assert highlighted["sent[r1]"] == ["= the 1 decode page holding r1's KV"]
+    assert highlighted["d_table[r1]"] == ["holds pages 1, 2 of the violation"]
+    assert highlighted["d_stage[r1]"] == ["changed by step 6 (was WAITING)"]
+    assert why.differs == "sent[r1] = 1 against prompt[r1] = 3: r1's KV fills 1 of the 3 decode pages it owns"
+
+
+def test_the_why_is_highlighted_in_colour(incident):
+    """In colour the differing beliefs stand out (bold), the others are dimmed."""
+    text = render_show(incident, color=True)
+    line = next(x for x in text.splitlines() if "differs" in x)
+    assert "\x1b[1;31m" in line and "sent[r1] = 1 against prompt[r1] = 3" in ANSI.sub("", line)
+
+
+def test_a_trace_without_a_violation_has_no_why(incident):
+    """No violation, nothing to explain: the view says so and shows the steps in order."""
+    incident.violation = None
+    assert why_of(incident) is None
+    text = render_show(incident)
+    assert "no violation recorded in this trace" in text and "Why" not in text
+    assert "Every step:" not in text and text.index("Timeline") < text.index("Step 0  initial state")
+
+
+def test_narratives_written_by_check_show_in_the_timeline_and_the_step_heads(tmp_path, monkeypatch):
+    """`check --out` stores each step's narrative in the trace; `show` prints it."""
+    from conftest import run_cli
+
+    out = tmp_path / "t.itf.json"
+    assert run_cli("check", "sglang_pd", "--out", str(out)).code == 1
+    text = _run(["ownership", "show", str(out)])[0]
+    assert "1  router    arrive(r=r1, n=3)      prefill rejects 3 pages; its placeholder is 1 page" in text
+    assert "Step 2  [decode] decode_prealloc(r=r1)  decode reserves pages {0, 1, 2}" in text
+
+
+def test_a_hostile_narrative_is_escaped_like_every_text_of_a_trace(tmp_path):
+    """A narrative in a trace file is data: its control characters and newlines are shown as escapes."""
+    doc = json.loads((GOLDEN / "incident.json").read_text(encoding="utf-8"))
+    for st in doc["states"]:
+        st["#meta"]["narrative"] = "evil\x1b]0;owned\x07\nforged line"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for colour in ("never", "always"):
+        text = ANSI.sub("", _run(["ownership", "show", str(path), "--color", colour])[0])
+        assert "\x1b]" not in text and "\x07" not in text
+        assert "evil\\x1b]0;owned\\x07\\nforged line" in text
+        assert not any(line.startswith("forged line") for line in text.splitlines())
+
+
+def _tty(monkeypatch, lines: int) -> list[str]:
+    """Make `show` believe it writes to a terminal of `lines` lines; return what it paged."""
+    import os as os_
+
+    import ownership.cli_show as cli_show
+
+    paged: list[str] = []
+    monkeypatch.setattr(cli_show.sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(cli_show.shutil, "get_terminal_size", lambda fallback=None: os_.terminal_size((120, lines)))
+    monkeypatch.setattr(cli_show.click, "echo_via_pager", lambda text, color=None: paged.append(text))
+    return paged
+
+
+def test_show_pages_a_view_longer_than_the_terminal(monkeypatch):
+    """On a terminal, a view longer than the screen goes through the pager, in colour."""
+    import ownership.cli_show as cli_show
+
+    monkeypatch.chdir(GOLDEN)
+
+    def invoke(*args):
+        paged = _tty(monkeypatch, 40)
+        cli_show.show.main(list(args), standalone_mode=False)
+        return paged
+
+    paged = invoke("incident.json")
+    assert len(paged) == 1 and "Why (step 6, request r1)" in ANSI.sub("", paged[0])
+    assert invoke("incident.json", "--no-pager") == []
+
+
+def test_show_does_not_page_a_view_that_fits_the_screen(monkeypatch):
+    """A view shorter than the terminal is printed, not paged."""
+    import ownership.cli_show as cli_show
+
+    monkeypatch.chdir(GOLDEN)
+    paged = _tty(monkeypatch, 10_000)
+    cli_show.show.main(["incident.json"], standalone_mode=False)
+    assert paged == []
+
+
+def test_show_never_pages_when_stdout_is_not_a_terminal(monkeypatch):
+    """Into a pipe (CliRunner's output is one), the view is printed whole, whatever its length."""
+    import ownership.cli_show as cli_show
+
+    paged: list[str] = []
+    monkeypatch.setattr(cli_show.click, "echo_via_pager", lambda text, color=None: paged.append(text))
+    monkeypatch.chdir(GOLDEN)
+    out, _, code = _run(["ownership", "show", "incident.json"])
+    assert code == 0 and paged == [] and "Every step:" in out

@@ -1,10 +1,11 @@
 """The counterexample viewer's model and its terminal view (`ownership show TRACE`).
 
-A trace is shown as a reviewer reads a post-mortem: a timeline of who acted (router, prefill,
-transfer, decode) and what each step did to the pages, the page grid of each pool (owner and
+A trace is shown as a reviewer reads a post-mortem: first the summary (the violation in plain
+words, and why: the spec's beliefs about the violating request set against the kernel's truth
+about its pages), the timeline of who acted (router, prefill, transfer, decode) and what each
+step did, and the violating step; then every step with the page grid of each pool (owner and
 content of every page, marked: free, owned by the acting request, owned by another request,
-holding another request's KV, write in flight), the changes of each step, and the violating
-step highlighted with its explanation in plain words (issue 5).
+holding another request's KV, write in flight) and its changes (issues 5 and 17).
 
 Everything here reads only the Trace (named values, `Model.show`), never a spec, so a trace
 from any engine, or an ITF file from another tool, is shown without executing anything. The
@@ -494,6 +495,162 @@ def check_step(trace: Trace, step: int | None) -> None:
         raise UsageError(f"--step {step}: the trace has steps 0..{len(trace.steps) - 1}")
 
 
+# --------------------------------------------------------------------------- why
+
+
+@dataclass
+class Belief:
+    """One value of the spec's state about a request in view at the violating step, and why
+    it is worth reading (`reasons`; none: shown for completeness)."""
+
+    name: str          # "sent[r1]"
+    value: Any
+    reasons: list[str] = field(default_factory=list)
+    rank: int = 9      # the order of highlighted beliefs: counts, then page sets, then changes
+
+
+@dataclass
+class Why:
+    """Why a violation happened, as far as a trace shows it: the kernel's truth about the
+    pages of the violation, the spec's beliefs about the request in view, and the belief
+    that differs from the truth (e.g. `sent[r1] = 1` against `prompt[r1] = 3`)."""
+
+    step: int
+    request: str | None
+    truth: list[str]
+    beliefs: list[Belief]
+    differs: str | None = None
+
+
+def _pages_word(pages: list[int]) -> str:
+    if not pages:
+        return "no page"
+    return ("page " if len(pages) == 1 else "pages ") + ", ".join(map(str, pages))
+
+
+def why_of(trace: Trace, pools: list[str] | None = None) -> Why | None:
+    """The why of the trace's violation (None without one, or for a foreign trace).
+
+    Truth: in each pool the violation names, the pages the request in view owns, those that
+    hold its KV, and what the violation's pages hold instead. Beliefs: the spec's slots about
+    that request, highlighted when they hold the violation's pages, were changed by the
+    violating step, or equal one of the truth's counts (the pages it owns, the pages holding
+    its KV); two beliefs equal to two different counts are the belief that differs."""
+    v = trace.violation
+    if v is None or trace.foreign or not 0 <= v.step < len(trace.steps):
+        return None
+    pools = pools_of(trace) if pools is None else pools
+    k = v.step
+    state = trace.steps[k].state
+    before = trace.steps[k - 1].state if k else state
+    reader = acting_request(trace.steps[k])
+    if reader is None:
+        reader = next((r for r in v.requests if _REQUEST_NAME.fullmatch(r) and r != "r0"), None)
+    named_pools = [pl for pl in pools if any(pool == pl for pool, _ in v.pages)]
+    truth: list[str] = []
+    counts: list[tuple[int, str, str]] = []   # (count, what it counts, pool)
+    for pool in named_pools or pools:
+        holders = _page_holders(state, pool)
+        contents = _page_values(state, pool, "content", len(holders), "none")
+        named = sorted(p for pl, p in v.pages if pl == pool)
+        parts = []
+        if reader is not None:
+            owned = [p for p, held in enumerate(holders) if reader in held]
+            holding = [p for p, c in enumerate(contents) if c == reader]
+            if not named and not owned:
+                continue
+            parts.append(f"{reader} owns {_pages_word(owned)}")
+            mine = [p for p in holding if p in owned] if owned else holding
+            parts.append(f"its KV is in {_pages_word(mine)}" + (" only" if mine and len(mine) < len(owned) else ""))
+            if owned:
+                counts.append((len(owned), f"the {len(owned)} {pool} page{'s' if len(owned) != 1 else ''} {reader} owns", pool))
+                counts.append((len(mine), f"the {len(mine)} {pool} page{'s' if len(mine) != 1 else ''} holding {reader}'s KV", pool))
+        by_what: dict[str, list[int]] = {}
+        for p in named:
+            if p >= len(holders):
+                continue
+            held, content = holders[p], contents[p]
+            if reader is not None and reader in held and content == reader:
+                continue
+            what = ("are never written" if content == "none" else f"hold KV of {content}")
+            if reader is not None and held and reader not in held:
+                what += f", owned by {_owner_text(held)}"
+            elif not held:
+                what += ", free"
+            by_what.setdefault(what, []).append(p)
+        for what, ps in by_what.items():
+            if len(ps) == 1:
+                what = what.replace("are never", "is never").replace("hold KV", "holds KV")
+            parts.append(f"{_pages_word(ps)} {what}")
+        if parts:
+            truth.append(f"{pool}: " + "; ".join(parts))
+    beliefs: list[Belief] = []
+    named_pages = sorted({p for _, p in v.pages})
+    for var, value in state.items():
+        if is_kernel_var(var, pools):
+            continue
+        old = before.get(var)
+        if isinstance(value, dict):
+            if reader is None or reader not in value:
+                continue
+            name, val, was = f"{var}[{reader}]", value[reader], (old.get(reader) if isinstance(old, dict) else None)
+        else:
+            name, val, was = var, value, old
+        b = Belief(name, val)
+        if isinstance(val, frozenset | set) and named_pages:
+            inside = [p for p in named_pages if p in val]
+            if inside:
+                b.reasons.append(f"holds {_pages_word(inside)} of the violation")
+                b.rank = min(b.rank, 1)
+        if isinstance(val, int) and not isinstance(val, bool):
+            for count, what, _ in counts:
+                if val == count:
+                    b.reasons.append(f"= {what}")
+                    b.rank = min(b.rank, 0)
+                    break
+        if k and was != val:
+            b.reasons.append(f"changed by step {k} (was {show_value(was)})")
+            b.rank = min(b.rank, 2)
+        if isinstance(value, dict) or b.reasons:
+            beliefs.append(b)
+    beliefs.sort(key=lambda b: b.rank)
+    differs = None
+    if reader is not None:
+        for pool in named_pools:
+            own = next((c for c in counts if c[2] == pool and "owns" in c[1]), None)
+            kv = next((c for c in counts if c[2] == pool and "holding" in c[1]), None)
+            if own is None or kv is None or own[0] == kv[0]:
+                continue
+            a = next((b for b in beliefs if b.reasons and b.reasons[0] == f"= {own[1]}"), None)
+            c = next((b for b in beliefs if b.reasons and b.reasons[0] == f"= {kv[1]}"), None)
+            if a is not None and c is not None:
+                differs = (f"{c.name} = {show_value(c.value)} against {a.name} = {show_value(a.value)}:"
+                           f" {reader}'s KV fills {kv[0]} of the {own[0]} {pool} pages it owns")
+                break
+    return Why(k, reader, truth, beliefs, differs)
+
+
+def _why_lines(why: Why) -> list[Line]:
+    who = f", request {why.request}" if why.request else ""
+    out: list[Line] = [[(f"Why (step {why.step}{who}): ", "bold"),
+                        ("the spec's beliefs against the kernel's truth about the pages", None)]]
+    for k, line in enumerate(why.truth):
+        out.append([("  truth    " if k == 0 else "           ", "dim"), (line, None)])
+    shown = [b for b in why.beliefs if b.reasons] + [b for b in why.beliefs if not b.reasons]
+    width = max([len(f"{b.name} = {show_value(b.value)}") for b in shown] or [0])
+    for k, b in enumerate(shown):
+        text = f"{b.name} = {show_value(b.value)}"
+        line: Line = [("  beliefs  " if k == 0 else "           ", "dim")]
+        if b.reasons:
+            line += [(f"{text:<{width}}", "bold yellow"), (f"  {'; '.join(b.reasons)}", None)]
+        else:
+            line.append((text, "dim"))
+        out.append(line)
+    if why.differs:
+        out.append([("  differs  ", "dim"), (why.differs, "bold red")])
+    return out
+
+
 # --------------------------------------------------------------------------- terminal view
 
 
@@ -565,13 +722,16 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
 
 
-def _step_head(trace: Trace, i: int) -> Line:
+def _step_head(trace: Trace, i: int, narrative: list[str | None] | None = None) -> Line:
     step = trace.steps[i]
     v = trace.violation
     line: Line = [(f"Step {i}  ", "bold")]
     if step.actor:
         line.append((f"[{step.actor}] ", "cyan"))
     line.append((step_label(step), "bold"))
+    story = narrative[i] if narrative is not None and i < len(narrative) else None
+    if story:
+        line += [("  ", None), (story, "italic")]
     if v is not None and v.step == i:
         line += [("  ", None), (f"<-- VIOLATION: {v.property}", "bold white on red")]
     return line
@@ -620,7 +780,7 @@ def _status_lines(view: TraceView, i: int, indent: str) -> list[Line]:
     return out
 
 
-def _timeline(trace: Trace, view: TraceView) -> list[Line]:
+def _timeline(trace: Trace, view: TraceView, narrative: list[str | None] | None = None) -> list[Line]:
     n = len(trace.steps) - 1
     out: list[Line] = [[(f"Timeline ({n} step{'s' if n != 1 else ''})", "bold")]]
     wn = max(4, len(str(n)))
@@ -628,14 +788,16 @@ def _timeline(trace: Trace, view: TraceView) -> list[Line]:
     wa = max([5] + [len(a) for a in actors])
     labels = [step_label(s) for s in trace.steps]
     wl = min(40, max(len(x) for x in labels))
-    out.append([(f"    {'step':>{wn}}  {'actor':<{wa}}  {'action':<{wl}}  pages", "dim")])
+    told = narrative is not None and any(narrative)
+    out.append([(f"    {'step':>{wn}}  {'actor':<{wa}}  {'action':<{wl}}  {'what happened' if told else 'pages'}", "dim")])
     v = trace.violation
     for i in range(len(trace.steps)):
         bad = v is not None and v.step == i
         line: Line = [("  > " if bad else "    ", "bold red" if bad else None),
                       (f"{i:>{wn}}  ", None), (f"{actors[i]:<{wa}}  ", "cyan"),
                       (f"{labels[i]:<{wl}}", "bold red" if bad else None)]
-        what = "; ".join(effects(trace, i, view.pools))
+        what = (narrative[i] or "") if told and narrative is not None and i < len(narrative) else "; ".join(
+            effects(trace, i, view.pools))
         if what:
             line.append((f"  {what}", None))
         if bad and v is not None:
@@ -677,71 +839,110 @@ def _foreign_table(trace: Trace, width: int) -> list[Line]:
     return out
 
 
-def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, width: int = 100) -> list[Line]:
+def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, width: int = 100,
+                narrative: list[str | None] | None = None) -> list[Line]:
     """The terminal view of a trace as styled lines.
 
-    Default: the timeline, then every step with its changes and the page grids of the pools
-    it touched (all pools at step 0 and at the violating step), the explanation and the
-    reproduce command. `step`: that step alone, with its full state and property status.
-    `diff`: only what changed at each step."""
+    Default: the summary first (the violation, why it happened, the timeline, the violating
+    step with its changes, page grids and property status), then every step with its changes
+    and the page grids of the pools it touched (all pools at step 0), and the reproduce
+    command. `step`: that step alone, with its full state and property status. `diff`: only
+    what changed at each step. `narrative`: a line per step in the protocol's words (the
+    `#meta.narrative` of each state that `ownership check --out` writes), shown in the
+    timeline and beside each step's action."""
     check_step(trace, step)
     view = build_view(trace)
     out: list[Line] = [[(title_of(trace), "bold")]]
     v = trace.violation
     if trace.foreign:
         return out + [[]] + _foreign_view(trace, step=step, diff=diff, width=width)
+    if narrative is not None and len(narrative) != len(trace.steps):
+        narrative = None
     if v is not None:
         out.append([("violated: ", "bold red"), (v.property, "bold red"), (f" at step {v.step}", None)])
         out.append([("  ", None), (v.message, None)])
     else:
         out.append([("no violation recorded in this trace", None)])
+    why = why_of(trace, view.pools)
+    if why is not None and (step is None or step == why.step):
+        out.append([])
+        out.extend(_why_lines(why))
     show_pools = bool(view.pools) and not diff
-    if show_pools:
-        out.append([])
-        out.extend(_legend())
     if step is not None:
-        out.append([])
-        out.append(_step_head(trace, step))
-        what = effects(trace, step, view.pools)
-        if what:
-            out.append([("  ", None), ("; ".join(what), "italic")])
-        out.extend(_change_lines(trace, step, "    "))
-        if not diff:
-            for pool in view.pools:
-                out.extend(_grid_lines(page_grid(trace, step, pool, compact=True), width, "  "))
-            state = _state_lines(trace, step, view, "    ")
-            if state:
-                out.append([("  ", None), ("beliefs (spec state):", "bold")])
-                out.extend(state)
-            out.extend(_status_lines(view, step, "  "))
-            if v is not None and v.step == step:
-                out.extend(_explain_lines(trace, "  "))
-    else:
-        if not diff:
+        if show_pools:
             out.append([])
-            out.extend(_timeline(trace, view))
+            out.extend(_legend())
+        out.append([])
+        out.extend(_step_detail(trace, view, step, narrative, width, full=not diff, alone=True))
+    elif diff:
         for i in range(len(trace.steps)):
             out.append([])
-            out.append(_step_head(trace, i))
-            if i == 0 and diff:
+            out.append(_step_head(trace, i, narrative))
+            if i == 0:
                 out.extend([("    ", None), (f"{var}: {show_value(value)}", None)]
                            for var, value in trace.steps[0].state.items())
-            elif i == 0:
+            out.extend(_change_lines(trace, i, "    "))
+            if v is not None and v.step == i:
+                out.extend(_explain_lines(trace, "  "))
+    else:
+        out.append([])
+        out.extend(_timeline(trace, view, narrative))
+        if show_pools:
+            out.append([])
+            out.extend(_legend())
+        if v is not None:
+            out.append([])
+            out.append([(f"The violating step, {v.step}:", "bold")])
+            out.extend(_step_detail(trace, view, v.step, narrative, width, full=True, alone=False))
+            out.append([])
+            out.append([("Every step:", "bold")])
+        for i in range(len(trace.steps)):
+            out.append([])
+            if v is not None and v.step == i:
+                out.append(_step_head(trace, i, narrative) + [("  (above)", "dim")])
+                continue
+            out.append(_step_head(trace, i, narrative))
+            what = effects(trace, i, view.pools)
+            if what and narrative is not None:  # (without narratives the timeline shows them)
+                out.append([("  ", None), ("; ".join(what), "italic")])
+            if i == 0:
                 out.extend(_state_lines(trace, 0, view, "    "))
             out.extend(_change_lines(trace, i, "    "))
-            if not diff:
-                touched = [p for p in view.pools if i == 0 or (v is not None and v.step == i) or any(
-                    trace.steps[i - 1].state.get(f"{p}.{k}") != trace.steps[i].state.get(f"{p}.{k}")
-                    for k in KERNEL_KINDS)]
-                for pool in touched:
-                    out.extend(_grid_lines(page_grid(trace, i, pool, compact=True), width, "  "))
-            if v is not None and v.step == i:
-                if not diff:
-                    out.extend(_status_lines(view, i, "  "))
-                out.extend(_explain_lines(trace, "  "))
+            touched = [p for p in view.pools if i == 0 or any(
+                trace.steps[i - 1].state.get(f"{p}.{k}") != trace.steps[i].state.get(f"{p}.{k}")
+                for k in KERNEL_KINDS)]
+            for pool in touched:
+                out.extend(_grid_lines(page_grid(trace, i, pool, compact=True), width, "  "))
     if trace.reproduce:
         out.append([])
         out.append([("Reproduce: ", "bold"), (trace.reproduce, None)])
+    return out
+
+
+def _step_detail(trace: Trace, view: TraceView, i: int, narrative: list[str | None] | None, width: int,
+                 *, full: bool, alone: bool) -> list[Line]:
+    """One step in detail: its head, what it did to the pages, its changes; with `full` the
+    page grids (of every pool), and, `alone`, the spec's state; its property status and, at
+    the violating step, the explanation."""
+    v = trace.violation
+    out: list[Line] = [_step_head(trace, i, narrative)]
+    what = effects(trace, i, view.pools)
+    if what:
+        out.append([("  ", None), ("; ".join(what), "italic")])
+    out.extend(_change_lines(trace, i, "    "))
+    if not full:
+        return out
+    for pool in view.pools:
+        out.extend(_grid_lines(page_grid(trace, i, pool, compact=True), width, "  "))
+    if alone:
+        state = _state_lines(trace, i, view, "    ")
+        if state:
+            out.append([("  ", None), ("beliefs (spec state):", "bold")])
+            out.extend(state)
+    if alone or (v is not None and v.step == i):
+        out.extend(_status_lines(view, i, "  "))
+    if v is not None and v.step == i:
+        out.extend(_explain_lines(trace, "  "))
     return out
 
 
@@ -797,7 +998,7 @@ def to_ansi(lines: list[Line]) -> str:
 
 
 def render_show(trace: Trace, *, step: int | None = None, diff: bool = False,
-                color: bool = False, width: int = 100) -> str:
+                color: bool = False, width: int = 100, narrative: list[str | None] | None = None) -> str:
     """`ownership show TRACE`: the terminal view, plain or coloured."""
-    lines = render_view(trace, step=step, diff=diff, width=width)
+    lines = render_view(trace, step=step, diff=diff, width=width, narrative=narrative)
     return to_ansi(lines) if color else to_plain(lines)
