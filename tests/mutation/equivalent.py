@@ -130,6 +130,8 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "Canonicaliser.__init__:const:1->2#8": _LUT_RANGE,
         "Canonicaliser.__init__:const:0->(-1)#4": _OVERWRITTEN,
         "Canonicaliser.__init__:const:0->1#4": _OVERWRITTEN,
+        "Canonicaliser.__init__:loop:range(model.width)->list(range(model.width))[1:]#2": "position 0 would"
+            " write src[pos[0]] = 0, which the initial fill of src already holds",
         "Canonicaliser.__init__:const:0->(-1)#5": _OVERWRITTEN,
         "Canonicaliser.__init__:const:0->1#5": _OVERWRITTEN,
         "Canonicaliser.signatures:stmt:for r in range(self.requests): for off, lo, bits in self.sig: col =...->pass": _SIGNATURE,
