@@ -428,6 +428,8 @@ class _Writer:
         if b.lo <= 0 <= b.hi and not (scope.partial and not b.static):
             b = Expr(f"Max({b.text}, 1)", INT, b.static, False, max(b.lo, 1), max(b.hi, 1))
         divisors = [v for v in (b.lo, -1, 1, b.hi) if b.lo <= v <= b.hi and v != 0]
+        if not divisors:  # always 0 (error family): the division always raises
+            return Expr(f"({a.text} {op} {b.text})", INT, False, True, 0, 0)
         if op == "//":
             vals = [x // y for x in (a.lo, a.hi) for y in divisors]
             lo, hi = min(vals), max(vals)
