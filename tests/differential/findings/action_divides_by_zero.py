@@ -20,14 +20,14 @@
 #   fuzz      spec-error at action_divides_by_zero.py:31: ZeroDivisionError in action go(): integer division or modulo by zero
 #     batch-step: go() at {'n': 0, 'm': 0}: batch takes the step, the reference raises a SpecError at line 31
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: action_divides_by_zero.py:30; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at action_divides_by_zero.py:30
-#   explicit  spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   batch     spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   symmetry  spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   bmc       spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   prove     spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   fuzz      spec-error at action_divides_by_zero.py:30: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: action_divides_by_zero.py:42; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at action_divides_by_zero.py:42
+#   explicit  spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   batch     spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   symmetry  spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   bmc       spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   prove     spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   fuzz      spec-error at action_divides_by_zero.py:42: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
 # (end of answers)
 
 from ownership import Spec, action, ints, state

@@ -16,7 +16,7 @@
 #   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
 #   loader    refuses it: `~` negates a condition, and this is an integer or a page set. For the pages of a not in b write without(a, b); for a number compare it (x == 0).
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
 #   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
 #   explicit  verified (2 states, 2 transitions)
 #   batch     verified (2 states, 2 transitions)

@@ -23,14 +23,14 @@
 #     batch-step: go() at {'n': 0}: batch disables the step, the reference raises a SpecError at line 33
 #     z3-step: go() at {'n': 0}: z3's error condition is False, the reference raises a SpecError at line 33
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: divides_by_zero_before_a_require.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at divides_by_zero_before_a_require.py:31
-#   explicit  spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   batch     spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   symmetry  spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   bmc       spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   prove     spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   fuzz      spec-error at divides_by_zero_before_a_require.py:31: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: divides_by_zero_before_a_require.py:44; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at divides_by_zero_before_a_require.py:44
+#   explicit  spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   batch     spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   symmetry  spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   bmc       spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   prove     spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   fuzz      spec-error at divides_by_zero_before_a_require.py:44: in action go(): `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
 # (end of answers)
 
 from ownership import Spec, action, ints, state

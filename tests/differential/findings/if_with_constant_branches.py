@@ -27,7 +27,7 @@
 #     z3-step: go() at {'flag': False, 'done': False, 'done_reused': False, 'kv.owner': ['free'], 'kv.content': ['none'], 'kv.inflight': ['none'], 'kv.outbound': ['none']}: z3 disables a step that the reference takes
 #     z3-step: go_reused(r=r1) at {'flag': False, 'done': False, 'done_reused': False, 'kv.owner': ['free'], 'kv.content': ['none'], 'kv.inflight': ['none'], 'kv.outbound': ['none']}: z3 disables a step that the reference takes
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
 #   reference verified; 1 states, 0 transitions, deepest 0, longest execution 0
 #   explicit  verified (1 states)
 #   batch     verified (1 states)

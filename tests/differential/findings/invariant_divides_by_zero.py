@@ -23,14 +23,14 @@
 #     batch-step: state {'n': 0}: the reference raises ZeroDivisionError: integer division or modulo by zero judging it; batch accepts it
 #     z3-step: state {'n': 0}: the reference raises ZeroDivisionError: integer division or modulo by zero judging it; z3 has no error condition for state properties
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 0: invariant_divides_by_zero.py:34; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 0: error at invariant_divides_by_zero.py:34
-#   explicit  spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   batch     spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   symmetry  spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   bmc       spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   prove     spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
-#   fuzz      spec-error at invariant_divides_by_zero.py:34: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 0: invariant_divides_by_zero.py:48; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 0: error at invariant_divides_by_zero.py:48
+#   explicit  spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   batch     spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   symmetry  spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   bmc       spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   prove     spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
+#   fuzz      spec-error at invariant_divides_by_zero.py:48: in invariant positive: `` by zero. Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)
 # (end of answers)
 
 from ownership import Spec, action, ints, invariant, state

@@ -21,8 +21,8 @@
 #     reference: line 32 (a key outside 1..K given to write or read of a keyed pool): ran in prefill(r=r1) at depth 1 without a spec error
 #     reference: line 33 (a key outside 1..K given to write or read of a keyed pool): ran in prefill(r=r1) at depth 1 without a spec error
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: key_outside_its_range.py:25; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at key_outside_its_range.py:25
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: key_outside_its_range.py:38; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at key_outside_its_range.py:38
 #   loader    refuses it: in action prefill(r=r1): write(): key 2 is outside 1..1, the keys of pool kv
 # (end of answers)
 

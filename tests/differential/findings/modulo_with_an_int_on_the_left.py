@@ -16,7 +16,7 @@
 #   loader    refuses it: TypeError while tracing the spec's actions: unsupported operand type(s) for %: 'int' and 'Term'
 #     reference: fails on a well-sorted spec: /work/main/tests/differential/findings/modulo_with_an_int_on_the_left.py:26: TypeError in action step(): unsupported operand type(s) for %: 'int' and 'CInt'
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
 #   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
 #   explicit  verified (2 states, 2 transitions)
 #   batch     verified (2 states, 2 transitions)

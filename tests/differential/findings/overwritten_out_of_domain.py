@@ -21,14 +21,14 @@
 #   fuzz      spec-error at overwritten_out_of_domain.py:31: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #     batch-step: go() at {'n': 0}: batch takes the step, the reference raises a SpecError at line 31
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: overwritten_out_of_domain.py:30; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at overwritten_out_of_domain.py:30
-#   explicit  spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   batch     spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   symmetry  spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   bmc       spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   prove     spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   fuzz      spec-error at overwritten_out_of_domain.py:30: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: overwritten_out_of_domain.py:42; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at overwritten_out_of_domain.py:42
+#   explicit  spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   batch     spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   symmetry  spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   bmc       spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   prove     spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   fuzz      spec-error at overwritten_out_of_domain.py:42: in action go(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 # (end of answers)
 
 from ownership import Spec, action, ints, state

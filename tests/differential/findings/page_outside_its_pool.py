@@ -21,14 +21,14 @@
 #   fuzz      violated stale-read in 1 steps
 #     reference: line 32 (a page outside its pool given to a kernel operation): ran in send(r=r1) at depth 1 without a spec error
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: page_outside_its_pool.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at page_outside_its_pool.py:31
-#   explicit  spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
-#   batch     spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
-#   symmetry  spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
-#   bmc       spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
-#   prove     spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
-#   fuzz      spec-error at page_outside_its_pool.py:31: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: page_outside_its_pool.py:43; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at page_outside_its_pool.py:43
+#   explicit  spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   batch     spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   symmetry  spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   bmc       spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   prove     spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
+#   fuzz      spec-error at page_outside_its_pool.py:43: in action send(r=r1): send(), the destination: page 1 outside pool kv (pages 0..0)
 # (end of answers)
 
 from ownership import Request, Spec, action, page, pool

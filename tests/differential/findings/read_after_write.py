@@ -23,7 +23,7 @@
 #     z3-step: go(r=r1) at {'stage': {'r1': 'NEW'}, 'ready': {'r1': False}}: z3's successor {'stage': {'r1': 'BAD'}, 'ready': {'r1': True}} is not the reference's {'stage': {'r1': 'SAFE'}, 'ready': {'r1': True}}
 #     z3-step: go(r=r1) at {'stage': {'r1': 'NEW'}, 'ready': {'r1': False}}: z3 has another successor than the reference's
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
 #   reference verified; 2 states, 1 transitions, deepest 1, longest execution 1
 #   explicit  verified (2 states, 1 transitions)
 #   batch     verified (2 states, 1 transitions)

@@ -22,14 +22,14 @@
 #     batch-step: mark() at {'n': {1: 0, 2: 0}, 'i': 0}: batch takes the step, the reference raises a SpecError at line 33
 #     z3-step: mark() at {'n': {1: 0, 2: 0}, 'i': 0}: z3's error condition is False, the reference raises a SpecError at line 33
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 1: state_index_out_of_range.py:31; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at state_index_out_of_range.py:31
-#   explicit  spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
-#   batch     spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
-#   symmetry  spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
-#   bmc       spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
-#   prove     spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
-#   fuzz      spec-error at state_index_out_of_range.py:31: in action mark(): index 0 is out of range for n (1..2)
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 1: state_index_out_of_range.py:44; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at state_index_out_of_range.py:44
+#   explicit  spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
+#   batch     spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
+#   symmetry  spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
+#   bmc       spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
+#   prove     spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
+#   fuzz      spec-error at state_index_out_of_range.py:44: in action mark(): index 0 is out of range for n (1..2)
 # (end of answers)
 
 from ownership import Spec, action, array, ints, state

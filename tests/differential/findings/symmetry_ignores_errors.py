@@ -25,14 +25,14 @@
 #     batch-step: check(r=r1) at {'stage': {'r1': 'RUNNING', 'r2': 'NEW'}, 'n': {'r1': 0, 'r2': 0}}: batch takes the step, the reference raises a SpecError at line 49
 #     batch-step: check(r=r1) at {'stage': {'r1': 'RUNNING', 'r2': 'RUNNING'}, 'n': {'r1': 0, 'r2': 0}}: batch takes the step, the reference raises a SpecError at line 49
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference spec-error at depth 2: symmetry_ignores_errors.py:47; 6 states, 9 transitions, deepest 3, longest execution unbounded; events: depth 2: error at symmetry_ignores_errors.py:47; depth 3: error at symmetry_ignores_errors.py:47; depth 4: error at symmetry_ignores_errors.py:47
-#   explicit  spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   batch     spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference spec-error at depth 2: symmetry_ignores_errors.py:60; 6 states, 9 transitions, deepest 3, longest execution unbounded; events: depth 2: error at symmetry_ignores_errors.py:60; depth 3: error at symmetry_ignores_errors.py:60; depth 4: error at symmetry_ignores_errors.py:60
+#   explicit  spec-error at symmetry_ignores_errors.py:60: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   batch     spec-error at symmetry_ignores_errors.py:60: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 #   symmetry  refused: --symmetry: the requests of this spec are not interchangeable: action check(r=r1) does not behave like check(r=r2) with the requests renamed. Check it without --symmetry.
-#   bmc       spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   prove     spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
-#   fuzz      spec-error at symmetry_ignores_errors.py:47: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   bmc       spec-error at symmetry_ignores_errors.py:60: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   prove     spec-error at symmetry_ignores_errors.py:60: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   fuzz      spec-error at symmetry_ignores_errors.py:60: in action check(r=r1): n[r1] := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 # (end of answers)
 
 from enum import IntEnum

@@ -20,14 +20,14 @@
 #   prove     spec-error at violation_and_error_at_one_depth.py:31: in action overflow(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) (found by the symbolic engine after 1 steps: overflow())
 #   fuzz      spec-error at violation_and_error_at_one_depth.py:31: in action overflow(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...)
 #
-# Answers at 4b8c978 (python -m differential.hunt --findings rewrites this block):
-#   reference violated at depth 1: double-free; 1 states, 1 transitions, deepest 0, longest execution 0; events: depth 1: double-free; depth 1: error at violation_and_error_at_one_depth.py:31
+# Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
+#   reference violated at depth 1: double-free; 1 states, 1 transitions, deepest 0, longest execution 0; events: depth 1: double-free; depth 1: error at violation_and_error_at_one_depth.py:42
 #   explicit  violated double-free in 1 steps
 #   batch     violated double-free in 1 steps
 #   symmetry  violated double-free in 1 steps
 #   bmc       violated double-free in 1 steps
 #   prove     violated double-free in 1 steps
-#   fuzz      spec-error at violation_and_error_at_one_depth.py:31: in action overflow(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
+#   fuzz      spec-error at violation_and_error_at_one_depth.py:42: in action overflow(): n := 2 is outside its domain 0..1. Widen the slot's domain, or guard the action with s.require(...) before the write
 # (end of answers)
 
 from ownership import Request, Spec, action, ints, page, pool, state
