@@ -14,9 +14,17 @@ oracle (tests/differential/oracle.py) and then each engine on a fresh model:
 |          | deepest depth + 1 when nothing happens           | iff no execution is longer than the deepest  |
 |          |                                                  | depth, else bounded at that depth + 1        |
 | prove    | bmc.run_proof, k = that same depth (at least 1)  | the decision when something happens (k is    |
-|          |                                                  | deep enough); else verified or inconclusive  |
+|          |                                                  | deep enough); else verified or inconclusive; |
+|          |                                                  | with @lemma, lemmas count as invariants      |
 | fuzz     | fuzz.check, a few derandomised runs              | only what the oracle has at some depth, and  |
-|          |                                                  | never verified                               |
+|          |                                                  | bounded, never claiming more states, runs or |
+|          |                                                  | steps than there are                         |
+
+Besides the engines, the reference itself is held to the spec language: on a generated
+(well-sorted) spec it may raise only the spec errors the language defines, as SpecErrors
+(`reference_problems`), and the loader may refuse a spec only for an error the reference
+raises or a seeded one. With STEPS among the engines, single steps from reachable states are
+compared too (`step_problems`: tests/differential/steps.py).
 
 "The decision" (oracle.Decision): at the shallowest depth d where a violation or a spec
 error happens, a violation gives `violated` with a trace of d steps whose property is among
