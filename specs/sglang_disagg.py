@@ -402,6 +402,60 @@ class SGLangDisagg(Spec):
         else:
             s.abort[r] = Abort.ACKED
 
+    # -- narrative ----------------------------------------------------------------------------
+
+    def describe(self, s, step):
+        """Each step of a trace in the protocol's words: `ownership check` prints it beside the step."""
+        r, n, b = step.args.get("r"), step.args.get("n"), step.before
+        if step.action is None:
+            return (f"prefill pool: {_count(self.context, 'page')} (context), admits up to"
+                    f" {min(self.prefill_pool, self.context)} (prefill_pool); decode pool:"
+                    f" {_count(self.decode_pool, 'page')} of old KV (r0)")
+        if step.action == "arrive":
+            head = (f"prefill rejects {_count(n, 'page')}; its placeholder is {_count(s.sent[r], 'page')}"
+                    if s.sent[r] < n else f"prefill admits {_count(n, 'page')}")
+            if s.p_stage[r] == "RETIRED":
+                head = f"prefill rejects {_count(n, 'page')} and retires the request at the door"
+            return f"{head}; decode reserves pages {s.table[r]}"
+        if step.action == "prefill_forward":
+            if s.p_stage[r] == "RETIRED":
+                return "prefill retires the aborted request after its forward; decode is not told"
+            return f"prefill computes {_count(len(s.p_table[r]), 'page')}"
+        if step.action == "send_chunk":
+            return f"prefill writes chunk {b.chunks[r] + 1} into decode {s.decode.in_flight(r).listed}"
+        if step.action == "chunk_completes":
+            landed = b.decode.in_flight(r).listed
+            return f'the write lands in decode {landed}; "Success"' if s.told[r] == "SUCCESS" and b.told[r] != "SUCCESS" \
+                else f"the write lands in decode {landed}"
+        if step.action == "late_write_lands":
+            return f"a timed-out write lands after all, in decode {b.decode.in_flight(r).listed}"
+        if step.action == "decode_commit":
+            if s.d_stage[r] == "DONE":
+                return f"decode attends over {b.table[r].listed} and frees them"
+            return f"decode finds {b.sent[r]} of {_count(b.prompt[r], 'page')} sent and aborts the request"
+        if step.action == "decode_abort":
+            if s.d_stage[r] == "HELD":
+                return f"the client aborts; decode sends ABORT and holds {b.table[r].listed} for the ACK"
+            return f"the client aborts; decode sends ABORT and frees {b.table[r].listed} at once"
+        if step.action == "decode_on_failure":
+            why = "prefill said Failed" if b.told[r] == "FAILED" else "the waiting timeout fires"
+            if s.d_stage[r] == "HELD":
+                return f"{why}; decode holds {b.table[r].listed} for the ACK"
+            return f"{why}; decode frees {b.table[r].listed}"
+        if step.action == "decode_release_on_ack":
+            return f"the ABORT_ACK arrived: decode frees {b.table[r].listed}"
+        if step.action == "decode_release_timeout":
+            return f"no ABORT_ACK in time: decode frees {b.table[r].listed} anyway"
+        if step.action == "worker_timeout":
+            return "prefill's batch times out while its write is still running; prefill tells decode Failed"
+        if step.action == "batch_settles":
+            return "the timed-out batch settles; prefill drops it from the outstanding count"
+        if step.action == "prefill_release_failed":
+            return f"prefill sees Failed and frees {b.p_table[r].listed}"
+        if step.action == "prefill_on_abort":
+            return "prefill gets the ABORT" + ("; it sends ABORT_ACK" if s.abort[r] == "ACKED" else "; the ACK waits for the drain")
+        return None
+
     # -- properties ----------------------------------------------------------------------------
 
     def finished(self, s, r):
@@ -438,3 +492,8 @@ class SGLangDisagg(Spec):
     def a_timed_out_write_is_still_in_flight(self, s):
         """Prefill reported a transfer Failed while its RDMA write is still running (Mooncake)."""
         return self.each(lambda r: (s.told[r] == Told.FAILED) & s.rdma[r])
+
+
+def _count(k, word):
+    """'1 page', '3 pages': a number of things in a narrative."""
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"

@@ -155,6 +155,27 @@ class VLLMBlockPool(Spec):
             s.free("kv", r, part)
         s.stage[r] = Stage.DONE
 
+    def describe(self, s, step):
+        """Each step of a trace in the protocol's words: `ownership check` prints it beside the step."""
+        r, c, b = step.args.get("r"), step.args.get("c"), step.before
+        if step.action is None:
+            return f"{self.blocks} KV blocks, all free; prompts of {self.prefixes} prefixes"
+        if step.action == "schedule":
+            mine, prefix = s.own_part[r], s.cached_part[r]
+            new = mine if s.hit[r] else mine | prefix
+            told = (f"prefix {c} hits block {min(prefix)}; {r} takes block {min(mine)}" if s.hit[r]
+                    else f"prefix {c} misses: {r} takes blocks {_blocks(new)} and hashes block {min(prefix)} as prefix {c}")
+            evicted = sorted(x for x in new if b.block_hash[x] != 0)
+            for x in evicted:
+                told += f"; evicts block {x} (cached prefix {b.block_hash[x]})"
+                stale = [k for k, entry in s.index.items() if entry == x + 1 and s.block_hash[x] != k]
+                told += "".join(f", the hash index still maps prefix {k} to it" for k in stale)
+            return told
+        if step.action == "finish":
+            return (f"{r} finishes: reads blocks {_blocks(b.cached_part[r] | b.own_part[r])}, frees its own block"
+                    f" {min(b.own_part[r])} first, then prefix block {min(b.cached_part[r])} (kept cached)")
+        return None
+
     def finished(self, s, r):
         """A finished request must hold no block (leak)."""
         return s.stage[r] == Stage.DONE
@@ -202,3 +223,8 @@ class VLLMBlockPool(Spec):
         for r in range(1, self.requests + 1):
             done = done & (s.stage[r] == Stage.DONE)
         return done
+
+
+def _blocks(pages):
+    """A set of blocks in a narrative: {0, 1}."""
+    return "{" + ", ".join(str(x) for x in sorted(pages)) + "}"

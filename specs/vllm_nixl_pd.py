@@ -208,6 +208,37 @@ class VLLMNixlPD(Spec):
 
     # -- properties ------------------------------------------------------------------------
 
+    def describe(self, s, step):
+        """Each step of a trace in the protocol's words: `ownership check` prints it beside the step."""
+        r, b = step.args.get("r"), step.before
+        if step.action is None:
+            return (f"prefill: {_count(self.prefill_pool, 'block')}; decode: {_count(self.decode_pool, 'block')}"
+                    f" of old KV (r0); a prompt is {_count(self.blocks, 'block')}")
+        if step.action == "prefill_finishes":
+            return f"prefill computes {r} into {_named(s.remote[r])} and leases {'it' if len(s.remote[r]) == 1 else 'them'} to decode"
+        if step.action == "lease_runs_late":
+            return f"{r}'s lease on prefill nears its deadline"
+        if step.action == "lease_expires":
+            return f"prefill reaps the expired lease: frees {_named(b.remote[r])}"
+        if step.action == "decode_reads":
+            return f"decode reserves {_named(s.local[r])} and posts the NIXL READ of prefill {_named(s.remote[r])}"
+        if step.action == "decode_declines":
+            return "decode declines the READ: the lease is too close to its deadline"
+        if step.action == "read_completes":
+            told = f"the READ lands in decode {_named(b.local[r])}"
+            if s.p_stage[r] == "FREED" and b.p_stage[r] == "LEASED":
+                told += "; prefill frees its blocks"
+            if s.d_stage[r] == "FREED" and b.d_stage[r] == "HOLD":
+                told += "; decode frees the aborted request's blocks"
+            return told
+        if step.action == "decode_runs":
+            return f"decode attends over {_named(b.local[r])}, decodes and frees them"
+        if step.action == "decode_abort":
+            if s.d_stage[r] == "HOLD":
+                return f"the client aborts; decode holds {_named(b.local[r])} until the READ is done"
+            return f"the client aborts; decode frees {_named(b.local[r])} at once"
+        return None
+
     def finished(self, s, r):
         """The request has left both engines, or nothing will ever free its blocks: a request
         held for a finished_recving that already came (the review's race) counts as finished."""
@@ -242,3 +273,14 @@ class VLLMNixlPD(Spec):
     def an_aborted_request_waits_for_its_read(self, s):
         """Decode holds an aborted request's blocks while its READ is still landing."""
         return self.each(lambda r: (s.d_stage[r] == D.HOLD) & s.rdma[r])
+
+
+def _count(k, word):
+    """'1 block', '2 blocks': a number of things in a narrative."""
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"
+
+
+def _named(blocks):
+    """'block 0', 'blocks 0, 1': blocks in a narrative."""
+    listed = ", ".join(str(x) for x in sorted(blocks))
+    return f"block {listed}" if len(blocks) == 1 else (f"blocks {listed}" if blocks else "no block")

@@ -293,7 +293,7 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
             env[name] = f"{sym.lo}..{sym.hi} (symbolic)"  # type: ignore[assignment]
     setting = _setting(env, model.spec.fixes)
     if model.spec.release:
-        setting += f" (version {model.spec.release})"
+        setting += f" (release {model.spec.release})"
     cov = result.coverage
     lines = [f"spec {model.spec_cls.__name__} ({spec_label}); {setting}; engine {result.engine}"]
     v = result.verdict
