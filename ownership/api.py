@@ -13,8 +13,8 @@ from typing import Any
 
 from . import limits
 from .errors import TraceFormatError, UsageError
+from .interpret.validate import build_model
 from .lang.loader import (
-    build_model,
     is_path,
     load_spec,
     resolve_spec_path,

@@ -27,26 +27,25 @@ from typing import Any
 from .errors import SpecError
 from .lang import faults, sorts
 from .lang.location import spec_location
+from .lang.properties import (
+    DOUBLE_FREE,
+    FREE_IN_FLIGHT,
+    LEAK,
+    PROPERTIES,
+    READ_UNOWNED,
+    STALE_READ,
+    WRITE_UNOWNED,
+)
 from .lang.sorts import INT, PAGES
 from .lang.spec import did_you_mean
 from .lang.values import If, PageSet, count, first, has, nth, page, select
 
-STALE_READ = "stale-read"
-READ_UNOWNED = "read-unowned"
-WRITE_UNOWNED = "write-unowned"
-FREE_IN_FLIGHT = "free-in-flight"
-DOUBLE_FREE = "double-free"
-LEAK = "leak"
-
-#: The built-in properties, in the order a report lists them, with when each is violated.
-PROPERTIES: dict[str, str] = {
-    STALE_READ: "a read covers a page whose content is not the reader's: another request's KV (a cross-request leak) or never written",
-    READ_UNOWNED: "a read covers a page that the reader does not own",
-    WRITE_UNOWNED: "a write or a landing transfer hits a page that the writer does not own (freed and reused meanwhile)",
-    FREE_IN_FLIGHT: "a page is freed while a transfer into or out of it is in flight (too-early free)",
-    DOUBLE_FREE: "a page is freed that is free already, or owned by another request",
-    LEAK: "a finished request still owns a page (it was never returned to the pool)",
-}
+# The built-in properties' names live on the language's floor (ownership.lang.properties).
+__all__ = [
+    "DOUBLE_FREE", "FREE_IN_FLIGHT", "KernelOperations", "LEAK", "PROPERTIES", "READ_UNOWNED", "STALE_READ",
+    "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "share", "take", "owned",
+    "free_pages", "in_flight", "reused", "holds", "leak",
+]
 
 
 def _size(s: Any, pool: str) -> int:
@@ -406,7 +405,47 @@ def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
     return out
 
 
-__all__ = [
-    "PROPERTIES", "alloc", "free", "write", "read", "send", "land", "share", "take", "owned", "free_pages",
-    "in_flight", "reused", "holds", "leak",
-]
+class KernelOperations:
+    """The kernel's operations as methods of the state `s` of an action (`s.alloc(...)`): every
+    interpreter's state class derives from this and from ownership.lang.state.StateView, so
+    the language itself never imports the kernel."""
+
+    def alloc(self, pool: str, r: Any, n: Any) -> Any:
+        return alloc(self, pool, r, n)
+
+    def free(self, pool: str, r: Any, pages: Any) -> None:
+        free(self, pool, r, pages)
+
+    def write(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
+        write(self, pool, r, pages, key)
+
+    def read(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
+        read(self, pool, r, pages, key)
+
+    def take(self, pool: str, r: Any, pages: Any) -> None:
+        take(self, pool, r, pages)
+
+    def share(self, pool: str, r: Any, pages: Any) -> None:
+        share(self, pool, r, pages)
+
+    def holds(self, pool: str, p: int, r: Any) -> Any:
+        return holds(self, pool, p, r)
+
+    def send(self, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
+        send(self, r, src_pool, src_pages, dst_pool, dst_pages)
+
+    def land(self, r: Any) -> None:
+        land(self, r)
+
+    def owned(self, pool: str, r: Any) -> Any:
+        return owned(self, pool, r)
+
+    def free_pages(self, pool: str) -> Any:
+        return free_pages(self, pool)
+
+    def in_flight(self, r: Any) -> Any:
+        return in_flight(self, r)
+
+    def reused(self, pool: str) -> Any:
+        return reused(self, pool)
+

@@ -95,7 +95,7 @@ def model_of(spec: str | type[Spec], *, params: dict[str, int] | None = None, fi
 
         return model_for(spec, params=params, fixes=fixes)
     if isinstance(spec, type) and issubclass(spec, Spec):
-        from .lang.loader import build_model
+        from .interpret.validate import build_model
 
         return build_model(spec, params or {}, fixes)
     raise UsageError(f"spec={spec!r}: give a spec file path, a shipped spec name, or a Spec class")

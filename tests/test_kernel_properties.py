@@ -99,3 +99,27 @@ def test_a_write_into_a_page_never_held_does_not_say_it_was_freed():
     assert result.violation.message == (
         "step 1, scribble(r=r1): request r1 wrote kv page 0 (free), which it does not own:"
         " it never held the page (a write into a page it was never given).")
+
+
+def test_the_language_imports_neither_the_kernel_nor_an_interpreter():
+    """docs/adr/0005: the kernel stands on the language, so lang/ never imports it (nor the
+    interpreters or engines above it), not even inside a function."""
+    import ast
+    from pathlib import Path
+
+    import ownership.lang
+
+    for path in Path(ownership.lang.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:  # from ownership's top level
+                names = [node.module] if node.module else [a.name for a in node.names]
+                assert all(n.split(".")[0] == "errors" for n in names), (path.name, names)
+
+
+def test_every_kernel_operation_is_a_method_of_the_state_and_a_reserved_name():
+    """A slot may not take the name of a kernel operation, and every one is on `s`."""
+    from ownership.kernel import KernelOperations
+    from ownership.lang.properties import OPERATIONS
+
+    methods = {n for n in vars(KernelOperations) if not n.startswith("_")}
+    assert methods == set(OPERATIONS)

@@ -87,7 +87,7 @@ class _NotShared(Spec):
 
 def test_share_on_a_pool_that_is_not_shared_is_a_spec_error():
     """share() names the pool and how to declare it shared."""
-    from ownership.lang.loader import build_model
+    from ownership.interpret.validate import build_model
 
     with pytest.raises(SpecError, match="shared=True"):
         build_model(_NotShared)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OwnershipError, SpecError
+from ..kernel import KernelOperations
 from ..lang import faults, sorts
 from ..lang.failure import in_context, spec_failure
 from ..lang.location import spec_location
@@ -221,7 +222,7 @@ class Flag:
     expected: int | None = None
 
 
-class ConcreteState(StateView):
+class ConcreteState(KernelOperations, StateView):
     """A StateView over a list of ints; reused across actions to spare allocations."""
 
     def __init__(self, model: Model) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kernel import KernelOperations
 from ..lang import sorts
 from ..lang.faults import Fault
 from ..lang.location import spec_location
@@ -215,7 +216,7 @@ def record_fault(kind: str, bad: Any) -> None:
     _RECORDING[-1].events.append(Event("error", bad, Fault(kind, file, line)))
 
 
-class SymbolicState(StateView):
+class SymbolicState(KernelOperations, StateView):
     """A StateView whose every slot starts as a variable `var(i)` of the pre-state."""
 
     def __init__(self, model: Model, traced: Traced) -> None:

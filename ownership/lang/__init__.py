@@ -1,5 +1,9 @@
 """The spec language: declarations, values, the state view, models and the loader."""
 
+# NOTE(state-name): the submodule ownership.lang.state (the state view) is imported first, so
+# that the declaration `state` below, not the module, is what `ownership.lang.state` names.
+from . import state as _state_view  # noqa: F401
+
 from .declare import (
     Request,
     action,

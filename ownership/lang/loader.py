@@ -2,10 +2,9 @@
 
 `load_spec("specs/sglang_pd.py")` or `load_spec("sglang_pd")` imports the file and finds its
 Spec class (`file.py:ClassName` picks one when a file defines several). A bare name is a
-shipped spec only, never a file of the working directory (NOTE(no-code-from-cwd)). `build_model(cls,
-params, fixes)` instantiates it and traces every action symbolically once, so that a spec
-error (Python control flow on state, an unknown slot, a wrong argument) is reported with
-file and line before any engine runs. Every failure is a SpecError or UsageError.
+shipped spec only, never a file of the working directory (NOTE(no-code-from-cwd)).
+ownership.interpret.validate.build_model then instantiates it and traces every action once.
+Every failure is a SpecError or UsageError.
 """
 
 from __future__ import annotations
@@ -13,12 +12,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import traceback
 from pathlib import Path
-from typing import Any
 
 from ..errors import OwnershipError, SpecError, UsageError
-from .model import Model
+from .failure import spec_failure
 from .spec import Spec, did_you_mean
 
 
@@ -33,9 +30,6 @@ def shipped_dir() -> Path | None:
     repo = Path(__file__).resolve().parent.parent.parent / "specs"
     return repo if repo.is_dir() else None
 
-#: Above this many pages in a pool, validation traces at the spec's default parameters
-#: instead: tracing unrolls loops over pages, and the defaults take the same Python paths.
-VALIDATE_MAX_PAGES = 16
 
 
 def shipped_specs() -> dict[str, Path]:
@@ -115,11 +109,7 @@ def load_spec(ref: str, *, shipped_only: bool = False) -> type[Spec]:
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # SystemExit too: a spec that exits while loading is a spec error
-        failure = spec_failure(e, str(path), "while loading the spec")
-        if isinstance(e, SystemExit) and "must not exit" not in str(failure):
-            failure = SpecError(f"SystemExit({e.code!r}) while loading the spec: a spec must not exit the process",
-                                file=failure.file, line=failure.line)
-        raise failure from None
+        raise spec_failure(e, str(path), "while loading the spec") from None
     classes = [
         v for v in vars(module).values()
         if isinstance(v, type) and issubclass(v, Spec) and v is not Spec and v.__module__ == module_name
@@ -138,33 +128,3 @@ def load_spec(ref: str, *, shipped_only: bool = False) -> type[Spec]:
         names = ", ".join(c.__name__ for c in classes)
         raise UsageError(f"{path} defines several specs ({names}); pick one as {path}:ClassName")
     return classes[0]
-
-
-def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
-    """A SpecError for an exception raised by spec code, at the spec's innermost line."""
-    file, line = None, None
-    for frame in traceback.extract_tb(e.__traceback__):
-        if path is not None and os.path.abspath(frame.filename) == os.path.abspath(path):
-            file, line = frame.filename, frame.lineno
-        elif path is None and "ownership" not in frame.filename:
-            file, line = frame.filename, frame.lineno
-    return SpecError(f"{type(e).__name__} {doing}: {e}", file=file or path, line=line)
-
-
-def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
-                release: str | None = None, *, skip: Any = ()) -> Model:
-    """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
-    from ..interpret.symbolic import trace_model
-
-    spec = cls(params=params, fixes=fixes, release=release)
-    path = cls.source_file()
-    try:
-        model = Model(spec, skip=skip)
-        small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
-        check = model if small else Model(cls(params=None, fixes=spec.fixes))
-        trace_model(check)
-    except OwnershipError:
-        raise
-    except Exception as e:
-        raise spec_failure(e, path, "while tracing the spec's actions") from None
-    return model

@@ -197,7 +197,7 @@ class Model:
 
     def property_names(self) -> list[str]:
         """Every property that can be checked: the kernel's, then the spec's invariants."""
-        from ..kernel import PROPERTIES
+        from .properties import PROPERTIES
 
         kernel = [p for p in PROPERTIES if p != "leak" or self.checks_leak]
         return kernel + [p.name for p in self.invariants]

@@ -66,9 +66,11 @@ _INSTANCE_NAMES = frozenset({"env", "fixes", "release"})
 
 def _state_names() -> set[str]:
     """What the state `s` of an action already means: a slot named `free` would be hidden by s.free()."""
+    from .properties import OPERATIONS
     from .state import StateView
 
-    return {n for n in dir(StateView) if not n.startswith("__")} | {"model", "vals", "traced", "flags"}
+    return ({n for n in dir(StateView) if not n.startswith("__")} | set(OPERATIONS)
+            | {"model", "vals", "traced", "flags"})
 
 
 class Spec(metaclass=_SpecMeta):
@@ -195,7 +197,7 @@ class Spec(metaclass=_SpecMeta):
 def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots: dict[str, Any],
                  actions: dict[str, Any], props: dict[str, Any]) -> None:
     """Refuse declarations whose names mean something else already."""
-    from ..kernel import PROPERTIES
+    from .properties import PROPERTIES
 
     file = inspect.getsourcefile(cls) if cls.__module__ != __name__ else None
     state_names = _state_names()

@@ -3,7 +3,8 @@
 `s.stage[r]` reads a slot, `s.stage[r] = v` writes it, `s.require(cond)` guards the action,
 and the kernel operations (`s.alloc`, `s.free`, `s.write`, `s.read`, `s.send`, `s.land`, `s.share`, `s.take`,
 and the queries `s.owned`, `s.holds`, `s.free_pages`, `s.in_flight`, `s.reused`) act on the shadow page
-state of ownership.kernel. An interpreter subclasses StateView and supplies how values are
+state of ownership.kernel: they come from ownership.kernel.KernelOperations, which every
+interpreter's state class adds (the language never imports the kernel). An interpreter subclasses StateView and supplies how values are
 read, stored, guarded and judged (`_get`, `_store`, `_index`, `require`, `_flag`), and how a
 state-dependent spec error is handled (`_check`: the concrete interpreter raises it, the
 tracer records its condition; ownership.lang.faults).
@@ -158,60 +159,6 @@ class StateView:
                             file=file, line=line)
         sorts.condition(got, what)
         return got
-
-    # -- kernel operations (ownership.kernel), one definition for every interpreter -----------
-
-    def alloc(self, pool: str, r: Any, n: Any) -> Any:
-        from .. import kernel
-        return kernel.alloc(self, pool, r, n)
-
-    def free(self, pool: str, r: Any, pages: Any) -> None:
-        from .. import kernel
-        kernel.free(self, pool, r, pages)
-
-    def write(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
-        from .. import kernel
-        kernel.write(self, pool, r, pages, key)
-
-    def read(self, pool: str, r: Any, pages: Any, key: Any = None) -> None:
-        from .. import kernel
-        kernel.read(self, pool, r, pages, key)
-
-    def take(self, pool: str, r: Any, pages: Any) -> None:
-        from .. import kernel
-        kernel.take(self, pool, r, pages)
-
-    def share(self, pool: str, r: Any, pages: Any) -> None:
-        from .. import kernel
-        kernel.share(self, pool, r, pages)
-
-    def holds(self, pool: str, p: int, r: Any) -> Any:
-        from .. import kernel
-        return kernel.holds(self, pool, p, r)
-
-    def send(self, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
-        from .. import kernel
-        kernel.send(self, r, src_pool, src_pages, dst_pool, dst_pages)
-
-    def land(self, r: Any) -> None:
-        from .. import kernel
-        kernel.land(self, r)
-
-    def owned(self, pool: str, r: Any) -> Any:
-        from .. import kernel
-        return kernel.owned(self, pool, r)
-
-    def free_pages(self, pool: str) -> Any:
-        from .. import kernel
-        return kernel.free_pages(self, pool)
-
-    def in_flight(self, r: Any) -> Any:
-        from .. import kernel
-        return kernel.in_flight(self, r)
-
-    def reused(self, pool: str) -> Any:
-        from .. import kernel
-        return kernel.reused(self, pool)
 
 
 class ArrayView:

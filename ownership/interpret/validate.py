@@ -1,0 +1,42 @@
+"""A spec class to a validated Model: instantiated at parameters and fixes, then traced once.
+
+`build_model(cls, params, fixes)` lays the spec out (ownership.lang.model) and runs every
+action binding and property through the symbolic tracer (ownership.interpret.symbolic), so
+that a spec error (Python control flow on state, an operation the language refuses, an
+unknown slot) is reported with file and line before any engine runs. It lives here, above the
+language, because validating is tracing (docs/adr/0005-the-kernel-stands-on-the-language.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OwnershipError
+from ..lang.failure import spec_failure
+from ..lang.model import Model
+from ..lang.spec import Spec
+from .symbolic import trace_model
+
+#: Above this many pages in a pool, validation traces at the spec's default parameters
+#: instead: tracing unrolls loops over pages, and the defaults take the same Python paths.
+VALIDATE_MAX_PAGES = 16
+
+
+def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
+                release: str | None = None, *, skip: Any = ()) -> Model:
+    """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
+    spec = cls(params=params, fixes=fixes, release=release)
+    path = cls.source_file()
+    try:
+        model = Model(spec, skip=skip)
+        small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
+        check = model if small else Model(cls(params=None, fixes=spec.fixes))
+        trace_model(check)
+    except OwnershipError:
+        raise
+    except Exception as e:
+        raise spec_failure(e, path, "while tracing the spec's actions") from None
+    return model
+
+
+__all__ = ["VALIDATE_MAX_PAGES", "build_model"]

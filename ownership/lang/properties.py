@@ -1,0 +1,34 @@
+"""The built-in properties of the bug class, by name: what the ownership kernel judges.
+
+The kernel (ownership.kernel) flags these; the language needs their names to refuse a spec
+property of the same name, to list and skip properties, and to order a report. They live
+here, on the language's floor, so that the language never imports the kernel, which is
+written in it (docs/adr/0005-the-kernel-stands-on-the-language.md).
+"""
+
+from __future__ import annotations
+
+STALE_READ = "stale-read"
+READ_UNOWNED = "read-unowned"
+WRITE_UNOWNED = "write-unowned"
+FREE_IN_FLIGHT = "free-in-flight"
+DOUBLE_FREE = "double-free"
+LEAK = "leak"
+
+#: The built-in properties, in the order a report lists them, with when each is violated.
+PROPERTIES: dict[str, str] = {
+    STALE_READ: "a read covers a page whose content is not the reader's: another request's KV (a cross-request leak) or never written",
+    READ_UNOWNED: "a read covers a page that the reader does not own",
+    WRITE_UNOWNED: "a write or a landing transfer hits a page that the writer does not own (freed and reused meanwhile)",
+    FREE_IN_FLIGHT: "a page is freed while a transfer into or out of it is in flight (too-early free)",
+    DOUBLE_FREE: "a page is freed that is free already, or owned by another request",
+    LEAK: "a finished request still owns a page (it was never returned to the pool)",
+}
+
+#: The kernel's operations on the state `s` of an action (ownership.kernel.KernelOperations):
+#: a slot must not take one of these names, or `s.<name>` would not reach it.
+OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "holds", "send", "land", "owned",
+              "free_pages", "in_flight", "reused")
+
+__all__ = ["DOUBLE_FREE", "FREE_IN_FLIGHT", "LEAK", "OPERATIONS", "PROPERTIES", "READ_UNOWNED",
+           "STALE_READ", "WRITE_UNOWNED"]
