@@ -2,7 +2,7 @@
 
 # NOTE(state-name): the submodule ownership.lang.state (the state view) is imported first, so
 # that the declaration `state` below, not the module, is what `ownership.lang.state` names.
-from . import state as _state_view  # noqa: F401
+from . import state as _state_view  # noqa: F401, I001 (first: NOTE(state-name))
 
 from .declare import (
     Request,
