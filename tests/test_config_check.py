@@ -1,7 +1,7 @@
 """Tests of `ownership config-check`: a deployment's KV pools against its advertised context window.
 
 The log excerpts in tests/data/config_check/ are in the real line formats of SGLang 0.5.23 and
-0.5.19 and of vLLM 0.33.0 (the sources each pattern in ownership/config_check.py cites). The
+0.5.19 and of vLLM 0.33.0 (the sources each pattern in ownership/config_check/sglang_logs.py and vllm_logs.py cites). The
 incident's numbers come from docs/incident.md: a window of 1,048,576 tokens over a prefill pool
 of 681,280 tokens, fixed by a pool of about 2.04 M tokens (twice the window).
 Hostile and huge input is tested in tests/test_config_check_hostile.py.
@@ -506,7 +506,7 @@ def test_json_output_has_the_verdict_exit_code_deployment_and_one_entry_per_chec
     code, out, _ = run(*INCIDENT_NUMBERS, "--version", "0.5.19", "--json")
     assert code == 1
     doc = json.loads(out)
-    assert set(doc) == {"command", "verdict", "exit_code", "deployment", "checks", "spec"}
+    assert set(doc) == {"schema_version", "command", "verdict", "exit_code", "deployment", "checks", "spec"}
     assert doc["command"] == "config-check"
     assert doc["verdict"] == "fail" and doc["exit_code"] == 1
     assert doc["spec"] is None

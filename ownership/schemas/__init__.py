@@ -24,8 +24,9 @@ from typing import Any
 #: The version of every --json output and of these schemas.
 SCHEMA_VERSION = 1
 
-#: The schemas by name: the commands whose --json output they describe, and the error object.
-NAMES = ("check", "prove", "replay", "list", "config-check", "error")
+#: The schemas by name: the commands whose --json output they describe, the error object, and
+#: the parts they share (common.json).
+NAMES = ("check", "prove", "replay", "list", "config-check", "error", "common")
 
 
 @cache

@@ -4,7 +4,9 @@ The concrete interpreter computes with Python's integers; the batch engine's int
 would wrap, so it hands the model to the per-state engine (same search, exact) instead of
 computing a wrong successor (tests/test_batch.py)."""
 
-from ownership import Spec, action, state, ints
+from ownership import Spec, action, ints, state
+
+
 class Wide(Spec):
     requests = 1
     x = state(ints(0, 3), 0)
