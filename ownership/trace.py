@@ -201,9 +201,19 @@ def _released_at(model: Model, trace: Trace, pool: str, page: int, who: str, bef
 
 
 def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) -> str:
-    """The violation in one sentence, led by where it happened."""
-    name = model.request_name
+    """The violation in one sentence, led by where it happened; a property broken in several
+    pools at once (an action that touches both nodes) gets a clause per pool."""
     at = f"step {step}, {trace.steps[step].label()}: " if step else "in the initial state: "
+    pools = list(dict.fromkeys(f.pool for f in flags))
+    if prop == "leak" or len(pools) < 2:
+        return at + _clause(model, trace, prop, flags, step)
+    clauses = [_clause(model, trace, prop, [f for f in flags if f.pool == p], step) for p in pools]
+    return at + "; and ".join(c.removesuffix(".") for c in clauses) + "."
+
+
+def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) -> str:
+    """What `flags` (all in one pool, except for leak) say happened, without the step."""
+    name = model.request_name
     pool = flags[0].pool
     actor = name(flags[0].request) if flags[0].request else ""
     if prop == "stale-read":
@@ -234,7 +244,7 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
         expected = actor
         if info.keys is not None and flags[0].expected is not None:
             expected = f"key {info.content_name(flags[0].expected)} (what {actor} expects)"
-        return f"{at}request {actor} read {pool} " + "; ".join(parts) + f", not for {expected}: {kind}."
+        return f"request {actor} read {pool} " + "; ".join(parts) + f", not for {expected}: {kind}."
     if prop in ("read-unowned", "write-unowned"):
         verb = "read" if prop == "read-unowned" else "wrote"
         parts = [f"page {f.page} ({_holder_text(model, pool, f.other)})" for f in sorted(flags, key=lambda f: f.page)]
@@ -250,15 +260,15 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
                 extra = (f": it never held the page, so the KV of {', '.join(others)} is overwritten"
                          if others else ": it never held the page (a write into a page it was never given)")
         own = "hold alone" if model.pools[pool].shared and prop == "write-unowned" else "own"
-        return f"{at}request {actor} {verb} {pool} {', '.join(parts)}, which it does not {own}{extra}."
+        return f"request {actor} {verb} {pool} {', '.join(parts)}, which it does not {own}{extra}."
     if prop == "double-free":
         parts = [f"page {f.page} ({'already free' if f.other == 0 else _holder_text(model, pool, f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
-        return f"{at}request {actor} freed {pool} {', '.join(parts)}: the page can end up with two owners."
+        return f"request {actor} freed {pool} {', '.join(parts)}: the page can end up with two owners."
     if prop == "free-in-flight":
         ps = sorted(f.page for f in flags)
         xfer = ", ".join(sorted({name(f.other) for f in flags}))
-        return (f"{at}request {actor} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
+        return (f"request {actor} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
                 " of it was still in flight: the write can land after the page is reused.")
     if prop == "leak":
         by_req: dict[int, list[tuple[str, int]]] = defaultdict(list)
@@ -266,9 +276,9 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
             by_req[f.request].append((f.pool, f.page))
         parts = [f"{name(r)} still owns " + ", ".join(f"{pl} page {p}" for pl, p in sorted(ps))
                  for r, ps in sorted(by_req.items())]
-        return f"{at}a finished request keeps pages that never return to the pool: {'; '.join(parts)}."
+        return f"a finished request keeps pages that never return to the pool: {'; '.join(parts)}."
     doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
-    return f"{at}invariant {prop} does not hold" + (f": {doc}" if doc else ".")
+    return f"invariant {prop} does not hold" + (f": {doc}" if doc else ".")
 
 
 # --------------------------------------------------------------------------- ITF

@@ -123,3 +123,15 @@ def test_every_kernel_operation_is_a_method_of_the_state_and_a_reserved_name():
 
     methods = {n for n in vars(KernelOperations) if not n.startswith("_")}
     assert methods == set(OPERATIONS)
+
+
+def test_a_property_broken_in_two_pools_at_once_names_each_pool_with_its_pages():
+    """write-unowned in two pools of different sizes in one step: a clause per pool (once,
+    the large pool's page was looked up in the small pool's state: an internal error)."""
+    result = check("tests/specs_messages/write_two_pools.py")
+    assert result.violation.property == "write-unowned"
+    assert result.violation.message == (
+        "step 1, scribble(r=r1): request r1 wrote small page 0 (free), which it does not own:"
+        " it never held the page (a write into a page it was never given); and request r1 wrote"
+        " large page 2 (free), which it does not own: it never held the page (a write into a"
+        " page it was never given).")
