@@ -245,7 +245,8 @@ def test_every_finding_gets_the_references_answer_from_every_engine(path: Any) -
 
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     """The generator is not vacuous: among 60 derandomised specs there are verified and violated
-    ones, with shared, keyed and lifo pools, fixes, transfers and seeded errors; and among 40 of
+    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, and
+    seeded errors; and among 40 of
     the error family, some in which the reference raises a spec error."""
     seen: Counter[str] = Counter()
 
@@ -257,7 +258,7 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
         if report.oracle is not None and not report.skipped:
             seen[report.oracle.decision().verdict] += 1
         for word, feature in (("shared=True", "shared"), ("keys=", "keyed"), ('order="lifo"', "lifo"),
-                              ("fix(", "fix"), ("s.send(", "send")):
+                              ("fix(", "fix"), ("s.send(", "send"), (".fill(", "fill"), (".where(", "where")):
             if word in spec.source:
                 seen[feature] += 1
         if spec.seeded:
@@ -273,5 +274,6 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
 
     look()
     look_for_errors()
-    for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "seeded"):
+    for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
+                 "seeded"):
         assert seen[what] > 0, (what, seen)

@@ -568,6 +568,9 @@ class _Writer:
         mine = [e for _, e in scope.locals if e.sort == sort]
         if mine:
             options.append(("local", lambda: self.pick(mine)))
+        wise = self._page_wise(scope, pool)
+        if wise:
+            options.append(("where", lambda: self.where(scope, self.pick(wise))))
         if self.has("kernel"):
             if scope.req is not None:
                 options.append(("owned", lambda: Expr(f's.owned("{pool}", {scope.req})', sort, hi=info.mask)))
@@ -583,6 +586,26 @@ class _Writer:
             if self.has("if"):
                 options.append(("if", lambda: self.if_pages(scope, pool, d)))
         return self.choose(options)
+
+    def _page_wise(self, scope: Scope, pool: str | None = None) -> list[SlotDecl]:
+        """The per_page int and bool slots (of `pool`) that fill and where can work on."""
+        return [s for s in self._reads(scope, lambda s: s.shape == "page" and not isinstance(s.sort, tuple))
+                if pool is None or s.over == pool]
+
+    def where(self, scope: Scope, slot: SlotDecl) -> Expr:
+        """s.x.where(v): the pages of slot.over whose element is v (v may lie outside the domain)."""
+        if slot.sort == BOOL:
+            v = self.cond(scope, 1)
+        else:
+            v = self.int_expr(scope, 1)
+        return Expr(f"s.{slot.name}.where({v.text})", PAGES(slot.over), False, True, 0,
+                    self.pools[slot.over].mask)
+
+    def fill(self, scope: Scope) -> None:
+        """s.x.fill(pages, v): element p := v for each page p of the set (a page-wise write)."""
+        slot = self.pick(self._page_wise(scope))
+        pages = self.pages(scope, slot.over, 1)
+        self.emit(f"s.{slot.name}.fill({pages.text}, {self.value_for(slot, scope).text})")
 
     def page_of(self, scope: Scope, pool: str, depth: int) -> Expr:
         """page(p): p a page of the pool, or (state values, with "dynamic-index") clamped into it."""
@@ -728,6 +751,8 @@ class _Writer:
             kernel = self.kernel_statements(scope)
             options.append(("kernel operation", lambda: self.choose(kernel)))
         options.append(("require", lambda: self.emit(f"s.require({self.cond(scope).text})")))
+        if self._page_wise(scope):
+            options.append(("fill", lambda: self.fill(scope)))
         if self.has("locals"):
             options.append(("local", lambda: self.local(scope)))
         if scope.partial:

@@ -21,7 +21,8 @@ targets on 2 cores):
                                                        # only the mutants not killed there
     python tests/mutation/run.py --summary r.json      # the numbers of a report again
 
-It never writes into the repository: the working tree (with uncommitted test files) is
+It never writes into the repository: the last commit (HEAD: commit new tests first, or give
+--worktree to take the working tree as it is, other people's edits in progress included) is
 copied once per job to --workdir (default /tmp/mutation-work/w0, w1, ...), each mutant is
 written into a job's copy, and pytest runs there with the copy first on sys.path (checked
 before anything runs: `ownership.__file__` must be the copy's). The unmutated selection must
@@ -379,9 +380,21 @@ def _atomic(node: ast.expr) -> bool:
     return isinstance(node, ast.Name | ast.Constant | ast.Call | ast.Attribute | ast.Subscript)
 
 
-def mutants_of(target: str, root: Path = ROOT) -> list[Mutant]:
+#: copy the working tree as it is (--worktree) instead of the last commit
+FROM_WORKTREE = False
+
+
+def source_of(target: str) -> bytes:
+    """The target's text: at HEAD (what the copies hold), or in the working tree."""
+    if FROM_WORKTREE:
+        return (ROOT / target).read_bytes()
+    return subprocess.run(["git", "-C", str(ROOT), "show", f"HEAD:{target}"], capture_output=True,
+                          check=True).stdout
+
+
+def mutants_of(target: str) -> list[Mutant]:
     """Every mutant of one target (a path relative to the repository root), with keys."""
-    source = (root / target).read_bytes()
+    source = source_of(target)
     gen = _Generator(target, source)
     gen.visit(gen.tree)
     seen: set[str] = set()
@@ -432,7 +445,12 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
     if dst.exists():
         shutil.rmtree(dst)
-    shutil.copytree(src, dst, ignore=ignore, symlinks=True)
+    if FROM_WORKTREE:
+        shutil.copytree(src, dst, ignore=ignore, symlinks=True)
+    else:  # the last commit: other developers' edits in progress stay out
+        dst.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(src), "archive", "HEAD"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dst)], input=archive, check=True)
     # ownership.specs is the top-level specs/ (pyproject's package-dir): the editable install
     # maps it to the original checkout, so give the copy its own.
     link = dst / "ownership" / "specs"
@@ -614,7 +632,7 @@ def run(targets: list[str], tests: list[str] | None, jobs: int, workdir: Path, t
         _copy_tree(ROOT, c)
         _check_copy(c)
     servers = [_Server(c, targets) for c in copies]
-    originals = {t: (ROOT / t).read_bytes() for t in targets}
+    originals = {t: source_of(t) for t in targets}
 
     # the unmutated selections must pass in the copy; they give which tests run which lines
     coverage: dict[tuple[str, ...], dict[str, dict]] = {}
@@ -732,11 +750,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--show", metavar="KEY", help="print one mutant's changed line and stop")
     p.add_argument("--report", type=Path, help="write every outcome as JSON here")
+    p.add_argument("--worktree", action="store_true",
+                   help="mutate and test the working tree as it is (default: the last commit, HEAD)")
     p.add_argument("--summary", type=Path, metavar="REPORT",
                    help="print the numbers of an earlier report (with the current equivalent.py) and stop")
     p.add_argument("--resume", type=Path, metavar="REPORT",
                    help="keep the mutants killed in this earlier report, run the others again, and update it")
     a = p.parse_args(argv)
+    global FROM_WORKTREE
+    FROM_WORKTREE = a.worktree
     for t in a.targets:
         if t not in DEFAULT_TESTS and not a.tests:
             p.error(f"{t}: no default test selection; give --tests")
@@ -754,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 print(f"{t}:{m.line}  {m.key}")
                 if a.show:
-                    src = (ROOT / t).read_bytes()
+                    src = source_of(t)
                     print("\n".join(f"- {x}" for x in src.decode().splitlines()[m.line - 1:m.end_line]))
                     print("\n".join(f"+ {x}" for x in m.apply(src).decode().splitlines()[m.line - 1:m.end_line]))
         return 0
