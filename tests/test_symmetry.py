@@ -281,3 +281,50 @@ def test_a_symmetric_spec_with_a_lifo_pool_is_accepted(requests, states, reduced
     got = batch.check(model, symmetry=True)
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
     assert batch.check(model).coverage.states == states
+
+
+def test_the_canonical_form_is_the_same_for_every_renaming_of_any_row():
+    """Not only reachable states: 300 random rows of a symmetric spec with a scalar slot first
+    and three per-request slots (tests/specs_mutation/sym_signatures.py), each under the 6
+    renamings of 3 requests, give one representative per row, and orbit x stabiliser = 3!.
+    A signature that read another request's column (or another slot's) breaks this."""
+    import numpy as np
+
+    model = _model("sym_signatures.py", 3)
+    bm = BatchModel(model)
+    assert equivariance_problem(model, bm) is None
+    canon = Canonicaliser(model, bm.layout)
+    rng = np.random.default_rng(7)
+    lo = [s.lo for s in model.slots for _ in range(s.length)]
+    hi = [s.hi for s in model.slots for _ in range(s.length)]
+    assert len(lo) == model.width
+    spread = 0
+    for _ in range(300):
+        row = tuple(int(rng.integers(a, b + 1)) for a, b in zip(lo, hi))
+        variants = [apply_concrete(model, p, row) for p in itertools.permutations((1, 2, 3))]
+        words, stab = canon.canonicalise(bm.layout.pack_rows(variants))
+        assert (words == words[:, :1]).all(), row
+        assert len(set(variants)) * int(stab[0]) == 6
+        spread += len(set(variants)) == 6
+    assert spread > 100  # most rows have three different requests
+
+
+@pytest.mark.parametrize("how", [1, 2, 3, 4, 5, 6, 7],
+                         ids=["first-flag", "second-flag", "one-guard-before-error", "select-of-ids",
+                              "first-choice", "second-choice", "nth-position"])
+def test_symmetry_is_refused_when_one_part_alone_names_r1(how):
+    """tests/specs_mutation/sym_one_part.py: r1 singled out in one flag of several, in the one
+    guard before an error, in one choice of a select, or as a position of nth."""
+    model = model_for(str(SPECS / "sym_one_part.py"), params={"how": how})
+    assert equivariance_problem(model, BatchModel(model)) == (
+        "action look(r=r1) does not behave like look(r=r2) with the requests renamed")
+
+
+@pytest.mark.parametrize("how", [0, 8], ids=["reads", "nth-of-a-state-index"])
+def test_a_spec_symmetric_in_every_part_is_accepted_and_stands_for_every_state(how):
+    model = model_for(str(SPECS / "sym_one_part.py"), params={"how": how})
+    assert equivariance_problem(model, BatchModel(model)) is None
+    plain, got = batch.check(model), batch.check(model, symmetry=True)
+    assert got.verdict is plain.verdict
+    assert got.coverage.states_before_symmetry == plain.coverage.states == explicit.check(model).coverage.states
+    assert got.coverage.states < plain.coverage.states

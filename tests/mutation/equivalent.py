@@ -25,6 +25,10 @@ _SIGNATURE = ("the per-request signature only prunes which orderings canonicalis
               " docstring), and this mutant computes another such function (fewer fields, other widths,"
               " none at all); the representatives, and so every count, are the same")
 
+_TWO_ARGS = ("a[2:] is () for every node that reaches this line: nth's nodes have two arguments (its"
+             " default is kept apart, in the node's extra), and every other operation of the graph there"
+             " has one or two (ite, select, and, or are handled above): the canonical id is the same")
+
 _ORDERINGS = ("the orderings tried are those whose target order of signatures meets a fixed condition"
               " (weaker, reversed, partial or none): for any renaming of a state the candidate images are"
               " the same set, so the least one, the representative, is the same, and some ordering always"
@@ -138,6 +142,13 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "Canonicaliser.signatures:stmt:for off, lo, bits in self.sig: col = X[off + r] - lo if lo else X[o...->pass": _SIGNATURE,
         "Canonicaliser.signatures:loop:self.sig->list(self.sig)[1:]": _SIGNATURE,
         "Canonicaliser.signatures:loop:self.sig->list(self.sig)[:1]": _SIGNATURE,
+        # every request gets request 1's column: one signature for all, so every ordering is
+        # tried (the full R! search of the least row), only slower
+        "Canonicaliser.signatures:operand:off + r->off": _SIGNATURE,
+        "Canonicaliser.signatures:operand:off + r->off#2": _SIGNATURE,
+        "_Canon._of:ite:a[2:] if op == \"nth\" else ()->(() if op == 'nth' else a[2:])": _TWO_ARGS,
+        "_Canon._of:cmp:op == \"nth\"->(op != 'nth')#2": _TWO_ARGS,
+        "_Canon._of:const:2->3#4": _TWO_ARGS,
         "Canonicaliser.signatures:bool:X[off + r] - lo->(X[off + r] + lo)": _SIGNATURE,
         "Canonicaliser.signatures:operand:X[off + r] - lo->X[off + r]": _SIGNATURE,
         "Canonicaliser.signatures:operand:X[off + r] - lo->lo": _SIGNATURE,
