@@ -16,7 +16,19 @@ how=8: symmetric, with `nth(s.owned("kv", r), s.n[r])`, an index that is a state
 Each asymmetric variant is refused.
 """
 
-from ownership import Request, Spec, action, ints, nth, page, param, per_request, pool, select, state
+from ownership import (
+    Request,
+    Spec,
+    action,
+    ints,
+    nth,
+    page,
+    param,
+    per_request,
+    pool,
+    select,
+    state,
+)
 from ownership.lang.declare import RequestDomain
 
 
