@@ -461,7 +461,7 @@ def test_checking_with_the_explicit_engine_never_imports_z3() -> None:
         "from ownership.cli import cli\n"
         "r = CliRunner().invoke(cli, ['check', 'sglang_pd', '--fix', 'door-retire'])\n"
         "assert r.exit_code == 0, r.output\n"
-        "import ownership.cli_prove, ownership.engines.bmc\n"
+        "import ownership.cli.prove, ownership.engines.bmc\n"
         "print('z3' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -473,7 +473,7 @@ def test_checking_with_the_explicit_engine_never_imports_z3() -> None:
 
 def _prove(*args: str) -> Any:
     from ownership.cli import OwnershipGroup
-    from ownership.cli_prove import prove
+    from ownership.cli.prove import prove
 
     group = OwnershipGroup(commands={"prove": prove})
     return CliRunner().invoke(group, ["prove", *args])

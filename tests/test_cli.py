@@ -142,7 +142,7 @@ def test_the_main_readme_command_runs_from_the_repository_root():
 
 def test_the_progress_line_appears_only_after_a_second(capsys):
     """Runs over a second print a progress line on stderr; shorter ones print nothing."""
-    from ownership.cli_common import Progress as ProgressLine
+    from ownership.cli.common import Progress as ProgressLine
     from ownership.engines.explicit import Progress
 
     progress = ProgressLine()
@@ -189,3 +189,27 @@ def test_a_trace_cut_short_with_its_violation_step_edited_is_bad_input(tmp_path)
         assert run.err.startswith("error: the trace does not violate stale-read") and run.err.count("\n") == 1
     whole = run_cli("replay", str(ROOT / "tests" / "golden" / "cli" / "incident.trace.json"), "--fix", "door-retire")
     assert whole.code == 0
+
+
+def test_each_command_is_a_module_that_imports_only_the_shared_one():
+    """ownership/cli/: one module per command; a command imports common.py and nothing else of
+    the package (never the group in __init__.py, never another command), and common.py none."""
+    import ast
+    from pathlib import Path
+
+    import ownership.cli
+
+    folder = Path(ownership.cli.__file__).parent
+    commands = {p.stem for p in folder.glob("*.py")} - {"__init__", "common"}
+    assert commands == {"check", "replay", "listing", "prove", "show", "graph", "config_check"}
+    assert {c.name for c in ownership.cli.cli.commands.values()} == {
+        "check", "replay", "list", "prove", "show", "graph", "config-check"}
+    for path in folder.glob("*.py"):
+        if path.stem == "__init__":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                inside = (node.level == 1) or (node.module or "").startswith("ownership.cli")
+                if inside:
+                    assert path.stem != "common", (path.name, node.module)
+                    assert node.module in ("common", "ownership.cli.common"), (path.name, node.module)

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from ownership import config_check as cc
-from ownership.cli_config_check import config_check
+from ownership.cli.config_check import config_check
 from ownership.errors import ConfigError
 from ownership.result import EXIT_BAD_INPUT
 

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from ownership import config_check as cc
-from ownership.cli_config_check import config_check
+from ownership.cli.config_check import config_check
 from ownership.result import EXIT_BAD_INPUT, EXIT_INTERNAL, CheckResult, Coverage, Verdict
 
 DATA = Path(__file__).parent / "data" / "config_check"
@@ -480,7 +480,7 @@ def test_the_module_needs_no_private_notebook() -> None:
     root = Path(__file__).parent.parent
     package = sorted(str(p.relative_to(root)) for p in (root / "ownership" / "config_check").glob("*.py"))
     assert "ownership/config_check/__init__.py" in package
-    for rel in (*package, "ownership/cli_config_check.py",
+    for rel in (*package, "ownership/cli/config_check.py",
                 "tests/test_config_check.py",
                 "docs/config-check.md"):  # fmt: skip
         assert "../shared" not in (root / rel).read_text(), rel

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from ownership.api import check, model_for
-from ownership.cli_show import graph, show
+from ownership.cli.graph import graph
+from ownership.cli.show import show
 from ownership.engines.graph import reachable_graph, summary, to_dot
 from ownership.errors import UsageError
 from ownership.render.html import _SCRIPT, _STYLE, _sha256, embed_json, render_html, view_model
@@ -516,7 +517,7 @@ def _tty(monkeypatch, lines: int) -> list[str]:
     """Make `show` believe it writes to a terminal of `lines` lines; return what it paged."""
     import os as os_
 
-    import ownership.cli_show as cli_show
+    import ownership.cli.show as cli_show
 
     paged: list[str] = []
     monkeypatch.setattr(cli_show.sys.stdout, "isatty", lambda: True, raising=False)
@@ -527,7 +528,7 @@ def _tty(monkeypatch, lines: int) -> list[str]:
 
 def test_show_pages_a_view_longer_than_the_terminal(monkeypatch):
     """On a terminal, a view longer than the screen goes through the pager, in colour."""
-    import ownership.cli_show as cli_show
+    import ownership.cli.show as cli_show
 
     monkeypatch.chdir(GOLDEN)
 
@@ -543,7 +544,7 @@ def test_show_pages_a_view_longer_than_the_terminal(monkeypatch):
 
 def test_show_does_not_page_a_view_that_fits_the_screen(monkeypatch):
     """A view shorter than the terminal is printed, not paged."""
-    import ownership.cli_show as cli_show
+    import ownership.cli.show as cli_show
 
     monkeypatch.chdir(GOLDEN)
     paged = _tty(monkeypatch, 10_000)
@@ -553,7 +554,7 @@ def test_show_does_not_page_a_view_that_fits_the_screen(monkeypatch):
 
 def test_show_never_pages_when_stdout_is_not_a_terminal(monkeypatch):
     """Into a pipe (CliRunner's output is one), the view is printed whole, whatever its length."""
-    import ownership.cli_show as cli_show
+    import ownership.cli.show as cli_show
 
     paged: list[str] = []
     monkeypatch.setattr(cli_show.click, "echo_via_pager", lambda text, color=None: paged.append(text))

@@ -7,6 +7,7 @@ module runs an action. Parameters are lazy (`ParamExpr`) so that bounds such as
 
 from __future__ import annotations
 
+import difflib
 import enum
 import inspect
 from collections.abc import Callable
@@ -448,6 +449,12 @@ class PropertyDecl:
     @property
     def doc(self) -> str:
         return inspect.getdoc(self.fn) or ""
+
+
+def did_you_mean(name: str, choices: Any) -> str:
+    """" Did you mean 'x'?" for the closest of `choices` to a misspelt name, or ""."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def kebab(name: str) -> str:

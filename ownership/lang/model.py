@@ -204,7 +204,7 @@ class Model:
 
     def _skip(self, names: Any) -> frozenset[str]:
         from ..errors import UsageError
-        from .spec import did_you_mean
+        from .declare import did_you_mean
 
         known = self.property_names()
         for name in names:

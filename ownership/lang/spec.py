@@ -14,13 +14,12 @@ Inside actions and properties, `self.pages` is the parameter's value (an int) an
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import sys
 from typing import Any, ClassVar
 
 from ..errors import SpecError, UsageError
-from .declare import ActionDecl, Fix, Param, Pool, PropertyDecl, Slot, kebab, param
+from .declare import ActionDecl, Fix, Param, Pool, PropertyDecl, Slot, did_you_mean, kebab, param
 
 
 def _is_declaration(v: Any) -> bool:
@@ -213,11 +212,6 @@ def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots
             raise SpecError(f"property {n!r} of {cls.__name__} has the name of the kernel's built-in property:"
                             " rename it (the kernel checks that one already)", file=file,
                             line=getattr(getattr(decl.fn, "__code__", None), "co_firstlineno", None))
-
-
-def did_you_mean(name: str, choices: Any) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _action_decl(fn: Any, namespace: dict[str, Any]) -> ActionDecl:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
 from . import faults, sorts
+from .declare import did_you_mean
 from .location import spec_location
 from .sorts import BOOL, INT, PAGES, TYPE_SORT
-from .spec import did_you_mean
 from .values import If, page
 
 if TYPE_CHECKING:

@@ -1,15 +1,15 @@
 """What every `ownership` command shares: bad input as one `error:` line with exit code 2, a
 bug of ownership as one `internal error:` line with exit code 4 (the traceback only under
 `--debug` or OWNERSHIP_DEBUG=1), text escaped for the terminal, and the progress line on stderr
-for runs that last over a second. Used by cli.py and the command modules beside it (cli_show,
-cli_prove), so that each command behaves the same when invoked alone (as the tests do) or
+for runs that last over a second. Used by every command module of this package (check.py, prove.py, show.py, ...), so that each command behaves the same when invoked alone (as the tests do) or
 through the `ownership` group.
 
 Also shared: `-h` beside `--help`; click's own usage errors (a bad option value, a missing
 argument) in the same one-line `error:` form, exit 2; under `--json` every error, stop and
 internal error as one JSON object on stdout (ownership/schemas/error.json); `--release` with
 its old spelling `--version` kept as a hidden alias; and shell completion of spec, fix,
-parameter, property and release names."""
+parameter, property and release names; the exit-code table of every --help (EXIT_TABLE);
+and checking and writing a trace file of --out (`check_out`, `write_trace`)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,12 @@ from typing import Any
 
 import click
 
-from . import limits
-from .errors import ConfigError, OwnershipError, SpecError, TraceFormatError, UsageError
-from .render.escape import printable
-from .result import EXIT_BAD_INPUT, EXIT_INTERNAL, Verdict
-from .schemas import SCHEMA_VERSION
+from .. import limits
+from ..errors import ConfigError, OwnershipError, SpecError, TraceFormatError, UsageError
+from ..render.escape import printable
+from ..result import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, Verdict
+from ..schemas import SCHEMA_VERSION
+from ..trace import to_itf, write_output
 
 #: `-h` as well as `--help`, on the group and on every command run alone.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
@@ -277,7 +278,7 @@ def _spec_class(ctx: click.Context) -> Any:
 
     A trace file (replay) only says which shipped spec it is of: a spec file is loaded only
     when the user typed its path."""
-    from .lang.loader import load_spec
+    from ..lang.loader import load_spec
 
     ref = ctx.params.get("spec")
     if ref is None and ctx.params.get("trace_file"):
@@ -310,7 +311,7 @@ def complete_spec(ctx: click.Context, param: click.Parameter, incomplete: str) -
     """SPEC: the shipped spec names, and files (a path to a .py file)."""
     from click.shell_completion import CompletionItem
 
-    from .lang.loader import shipped_specs
+    from ..lang.loader import shipped_specs
 
     names = _items(sorted(shipped_specs()), incomplete)
     return names + [CompletionItem(incomplete, type="file")]
@@ -342,7 +343,7 @@ def complete_symbolic(ctx: click.Context, param: click.Parameter, incomplete: st
 
 def complete_property(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """--skip PROPERTY: the kernel's properties and the spec's own."""
-    from .kernel import PROPERTIES
+    from ..kernel import PROPERTIES
 
     cls = _spec_class(ctx)
     own = [n for n, p in cls._properties.items() if p.kind != "lemma"] if cls is not None else []
@@ -422,3 +423,32 @@ def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *,
         else:
             echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
         sys.exit(code)
+
+
+#: The exit-code table at the foot of every command's --help (from the one table in ownership.result).
+EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+def check_out(out: str | None) -> None:
+    """Refuse an --out whose folder does not exist before the run, not after it."""
+    if out is None:
+        return
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write the trace to {out}: the folder {folder} does not exist;"
+                         " create it first, or give --out a path in an existing folder")
+    if os.path.isdir(out):
+        raise UsageError(f"cannot write the trace to {out}: it is a folder; give --out the name of a file")
+
+
+def write_trace(trace: Any, out: str, narrative: list[str | None] | None = None) -> None:
+    """Write the trace as ITF JSON, each state's narrative in its `#meta` (for `ownership show`)."""
+    doc = to_itf(trace)
+    for state, text in zip(doc["states"], narrative or []):
+        if text:
+            state["#meta"]["narrative"] = text
+    try:
+        # whole or not at all (trace.write_output); a UsageError if it fails
+        write_output(out, json.dumps(doc, indent=1) + "\n", "trace")
+    except OSError as e:
+        raise UsageError(f"cannot write the trace to {out}: {e.strerror or e}") from None

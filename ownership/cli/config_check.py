@@ -5,7 +5,7 @@ prints the report as text or JSON, escaped for the terminal (a log may hold cont
 characters). Exit codes come from the one table in ownership.result: 0 every check holds,
 1 a check failed, 2 bad input (one `error:` line: a figure not found, absurd or contradicted, an
 unreadable file, a bad option), 3 only with --spec, when the model search stopped at a limit
-before exploring every reachable state, 4 an internal error of ownership (cli_common).
+before exploring every reachable state, 4 an internal error of ownership (cli/common.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from ownership import config_check as cc
-from ownership.cli_common import (
+from ownership.cli.common import (
     OwnershipCommand,
     Progress,
     complete_fix,

@@ -1,14 +1,13 @@
-"""The `ownership show` and `ownership graph` commands (issue 5), registered by ownership/cli.py.
+"""The `ownership show` command (issue 5), registered by ownership/cli/__init__.py.
 
 `show` renders a trace file: in the terminal (colour on a TTY, plain text otherwise; through a
 pager on a TTY when longer than the screen, unless --no-pager), as one self-contained HTML
 page (`--html`), or as a Mermaid sequence diagram (`--mermaid`). It reads the file as JSON
-only; it never loads a spec, so showing a trace never runs code. `graph` draws the reachable
-state graph of a small spec as Graphviz DOT.
+only; it never loads a spec, so showing a trace never runs code.
 
 Like the rest of the CLI, bad input is one `error: ...` line on stderr and exit code 2; the
-commands catch OwnershipError themselves too, so they behave the same when invoked alone.
-Every text from a trace or a spec reaches the terminal escaped (cli_common.echo, or the
+command catches OwnershipError itself too, so they behave the same when invoked alone.
+Every text from a trace or a spec reaches the terminal escaped (common.echo, or the
 viewer's own escaping under its colour codes), and an output file (`--html`, `--dot`) is
 written whole or not at all (trace.write_output), never left half-written.
 """
@@ -22,19 +21,12 @@ from typing import Any
 
 import click
 
-from .cli_common import (
+from ..render.escape import printable
+from ..trace import write_output
+from .common import (
     OwnershipCommand,
-    Progress,
-    complete_fix,
-    complete_param,
-    complete_spec,
     echo,
-    limited,
-    parse_params,
-    release_option,
 )
-from .render.escape import printable
-from .trace import write_output
 
 
 @click.command(cls=OwnershipCommand)
@@ -55,19 +47,19 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
 
     Opens traces of any ownership engine, and ITF traces of other tools (Quint, Apalache) as
     a table of their variables. Reading a trace never executes code."""
-    from .render.viewer import check_step, render_show
-    from .trace import read_itf
+    from ..render.viewer import check_step, render_show
+    from ..trace import read_itf
 
     trace = read_itf(trace_file)
     check_step(trace, step)
     if html_out or mermaid:
         if html_out:
-            from .render.html import render_html
+            from ..render.html import render_html
 
             write_output(html_out, render_html(trace, start=step), "HTML page")
             echo(f"HTML page written to {html_out}", err=mermaid)
         if mermaid:
-            from .render.mermaid import render_mermaid
+            from ..render.mermaid import render_mermaid
 
             echo(render_mermaid(trace))
         return
@@ -107,44 +99,3 @@ def narratives(path: str, steps: int) -> list[str | None] | None:
         text = meta.get("narrative") if isinstance(meta, dict) else None
         out.append(text if isinstance(text, str) else None)
     return out if any(out) else None
-
-
-@click.command(cls=OwnershipCommand)
-@click.argument("spec", shell_complete=complete_spec)
-@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).", shell_complete=complete_fix)
-@release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
-@click.option("--dot", "dot_out", type=click.Path(dir_okay=False), metavar="FILE", help="Write the graph as Graphviz DOT here.")
-@click.option("--max-nodes", type=int, default=None, metavar="N",
-              help="Refuse graphs of more than N states  [default: 2000].")
-def graph(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], dot_out: str | None,
-          max_nodes: int | None) -> None:
-    """Draw the reachable state graph of SPEC (a small one), the counterexample path marked.
-
-    Without --dot, prints the graph's size only. Refuses (exit 2) a graph of more states than
-    --max-nodes, saying how to shrink the parameters."""
-    from .api import model_for
-    from .engines.graph import DEFAULT_MAX_NODES, reachable_graph, summary, to_dot
-
-    progress = Progress()
-    # no time limit, but the memory ceiling (never push the machine into swap) and Ctrl-C: exit 3
-    with limited(None, None, progress, spec=spec):
-        try:
-            model = model_for(spec, params=parse_params(params), fixes=fixes, version=release)
-            sg = reachable_graph(model, max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes)
-        finally:
-            progress.close()
-    facts = summary(sg)
-    setting = " ".join(f"{k}={v}" for k, v in model.env.items())
-    fixed = ", ".join(model.spec.fixes) or "none"
-    echo(f"spec {model.spec_cls.__name__} ({spec}); parameters {setting}; fixes {fixed}")
-    echo(f"reachable state graph: {facts['states']:,} states, {facts['transitions']:,} transitions"
-         + (f", {facts['violating_transitions']:,} of them violating a property" if facts["violating_transitions"] else ""))
-    if sg.trace is not None and sg.trace.violation is not None:
-        echo(f"counterexample path marked: {facts['counterexample_steps']} steps to {facts['violation']}")
-        echo(f"  {sg.trace.violation.message}")
-    else:
-        echo("no violation: no counterexample path to mark")
-    if dot_out:
-        write_output(dot_out, to_dot(sg), "graph")
-        echo(f"DOT written to {dot_out} (render: dot -Tsvg {dot_out} -o graph.svg)")

@@ -1,6 +1,6 @@
 """`ownership prove`: prove a spec's properties for every depth by k-induction (issue 3).
 
-A click command registered by ownership.cli (`cli.add_command(prove)`). Like every command it
+A click command registered by ownership/cli/__init__.py. Like every command it
 only parses options, calls the library (ownership.engines.bmc.run_proof) and prints; exit
 codes come from the one table in ownership.result: verified 0, violated in the base case 1,
 induction failure or inconclusive 3, bad input 2 (an OwnershipError, turned into exit code 2
@@ -15,7 +15,10 @@ from typing import Any
 
 import click
 
-from .cli_common import (
+from ..engines.bmc import DEFAULT_K
+from ..result import Verdict
+from .common import (
+    EXIT_TABLE,
     OwnershipCommand,
     Progress,
     complete_fix,
@@ -30,13 +33,9 @@ from .cli_common import (
     release_option,
     release_spelling,
 )
-from .engines.bmc import DEFAULT_K
-from .result import EXIT_CODES, Verdict
-
-_EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
 
 
-@click.command(cls=OwnershipCommand, epilog=_EXIT_TABLE)
+@click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
 @click.argument("spec", shell_complete=complete_spec)
 @click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).", shell_complete=complete_fix)
 @release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
@@ -58,8 +57,8 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     Verified means no reachable state violates them at any depth. A failing base case is a
     real counterexample (exit 1). A failing induction step is shown as a counterexample to
     induction, whose first state may be unreachable (exit 3)."""
-    from . import api, limits
-    from .engines import bmc
+    from .. import api, limits
+    from ..engines import bmc
 
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
@@ -91,7 +90,7 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
 
 def _reproduce(spec: str, model: Any, *, k: int | None, symbolic: tuple[str, ...], max_seconds: float | None) -> str:
     """The command that re-runs this proof: spec, fixes, non-default parameters, options."""
-    from . import api
+    from .. import api
 
     extra: list[tuple[str, Any]] = [("--k", k)] if k is not None else []
     extra += [("--symbolic", text) for text in symbolic]
@@ -127,7 +126,7 @@ def _relabel_first(text: str) -> str:
 
 def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) -> str:
     """The report of `ownership prove`: verdict, what it covers, trace or counterexample to induction."""
-    from .render.text import narrate, render_trace
+    from ..render.text import narrate, render_trace
 
     cov = result.coverage
     lines = [f"spec {model.spec_cls.__name__} ({spec_label}); {_setting(model, result)}; engine k-induction (z3)"]

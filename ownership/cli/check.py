@@ -1,0 +1,124 @@
+"""`ownership check`: search a spec's states with one engine and print the verdict, with a
+counterexample told a line per step (--out writes it as ITF JSON)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import api, limits
+from ..result import Verdict
+from .common import (
+    EXIT_TABLE,
+    OwnershipCommand,
+    Progress,
+    check_out,
+    complete_fix,
+    complete_param,
+    complete_property,
+    complete_spec,
+    complete_symbolic,
+    echo,
+    emit_json,
+    limited,
+    parse_params,
+    release_option,
+    release_spelling,
+    write_trace,
+)
+
+
+@click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
+@click.argument("spec", shell_complete=complete_spec)
+@click.option("--fix", "fixes", multiple=True, metavar="NAME", help="Turn a fix on (repeatable).", shell_complete=complete_fix)
+@release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
+@click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not check this property (repeatable), to see past it.", shell_complete=complete_property)
+@click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
+@click.option("--out", "out", metavar="PATH", help="Write the counterexample as ITF JSON here.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too).")
+@click.option("--strict", is_flag=True, help="Exit 3 for a bounded pass or an unreached sometimes property.")
+@click.option("--full", is_flag=True, help="Under each step of the counterexample, what it changed (the initial state whole).")
+@click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
+@click.option("--max-depth", "--depth", "max_depth", type=click.IntRange(min=0), help="Explore executions of at most this many steps (verdict: bounded). bmc: the unrolling bound (default 20).")
+@click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).", shell_complete=complete_symbolic)
+@click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
+@click.option("--symmetry/--no-symmetry", default=False, show_default=True, help="Store one state per renaming of interchangeable requests; the coverage says how many states they stand for.")
+@click.option("--workers", type=int, default=1, show_default=True, help=f"Processes for an exhaustive search: the parent keeps the visited states, the others expand (at most {limits.WORKERS_PER_CPU} per CPU).")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
+@click.option("--runs", type=click.IntRange(min=1), help="fuzz: runs to try (default 200).")
+@click.option("--steps", type=click.IntRange(min=1), help="fuzz: steps per run at most (default 50).")
+@click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
+@click.option("--profile", metavar="NAME", help="fuzz: default, ci (derandomised) or a registered Hypothesis profile.")
+def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
+          engine: str, out: str | None,
+          as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
+          symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, workers: int,
+          max_memory: str | None, runs: int | None, steps: int | None, seed: int | None,
+          profile: str | None) -> None:
+    """Check SPEC (a .py file or a shipped spec name) and print the verdict.
+
+    A violation comes with a counterexample (a shortest one with the explicit and bmc
+    engines); a pass says what was covered, and never more."""
+    from ..engines.batch import keep_freed_memory
+    from ..render.text import narrate, render_check
+
+    seconds = limits.parse_seconds(max_seconds)
+    memory = limits.parse_size(max_memory) if max_memory is not None else None
+    limits.check_workers(workers)
+    check_out(out)
+    keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
+    progress = Progress()
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec):
+        try:
+            result = api.check(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, engine=engine,
+                               max_states=max_states, max_depth=max_depth, max_seconds=seconds,
+                               reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
+                               profile=profile, symmetry=symmetry, workers=workers,
+                               max_memory=memory if engine == "explicit" else None)
+        finally:
+            progress.close()
+    result.reproduce = release_spelling(result.reproduce)
+    narrative = None
+    if result.trace is not None:
+        result.trace.reproduce = release_spelling(result.trace.reproduce)
+        narrative = narrate(result.model, result.trace)  # a SpecError (exit 2) if the spec's describe() fails
+    if out and result.trace is not None:
+        write_trace(result.trace, out, narrative)
+    trace_path = out if (out and result.trace is not None) else None
+    unreached = [n for n, got in result.sometimes.items() if got is False]
+    code = result.verdict.exit_code_for(strict=strict)
+    if strict and unreached and code == 0:
+        code = Verdict.INCONCLUSIVE.exit_code
+    if as_json:
+        model = result.model
+        doc = {
+            "spec": spec,
+            "spec_class": model.spec_cls.__name__,
+            "params": model.env,
+            "fixes": list(model.spec.fixes),
+            "release": model.spec.release,
+            "version": model.spec.release,  # the old name of "release", until schema_version 2
+            "engine": result.engine,
+            "verdict": result.verdict.word,
+            "coverage": result.coverage.to_json(),
+            "violation": result.violation.to_json() if result.violation else None,
+            "trace": trace_path,
+            "sometimes": result.sometimes,
+            "reproduce": result.reproduce,
+            "exit_code": code,
+        }
+        parameters = getattr(result, "parameters", None)
+        if parameters is not None:
+            doc["parameters"] = parameters.to_json()
+        if result.trace is not None:
+            doc["steps"] = [s.label() for s in result.trace.steps[1:]]
+            doc["narrative"] = narrative
+        emit_json(doc)
+    else:
+        echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
+        parameters = getattr(result, "parameters", None)
+        if parameters is not None:
+            echo(parameters.describe())
+    sys.exit(code)
