@@ -151,7 +151,6 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "_Canon._of:const:2->3#4": _TWO_ARGS,
         "Canonicaliser.signatures:bool:X[off + r] - lo->(X[off + r] + lo)": _SIGNATURE,
         "Canonicaliser.signatures:operand:X[off + r] - lo->X[off + r]": _SIGNATURE,
-        "Canonicaliser.signatures:operand:X[off + r] - lo->lo": _SIGNATURE,
         "Canonicaliser.signatures:ite:X[off + r] - lo if lo else X[off + r]->(X[off + r] if lo else X[off + r] - lo)": _SIGNATURE,
         "Canonicaliser.signatures:stmt:out[r] = (out[r] << np.uint64(bits)) | col.astype(np.uint64)->pass": _SIGNATURE,
         "Canonicaliser.signatures:bool:(out[r] << np.uint64(bits)) | col.astype(np.uint64)->(out[r] << np.uint64(bits) & col.astype(np.uint64))": _SIGNATURE,
