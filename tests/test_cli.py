@@ -213,3 +213,40 @@ def test_each_command_is_a_module_that_imports_only_the_shared_one():
                 if inside:
                     assert path.stem != "common", (path.name, node.module)
                     assert node.module in ("common", "ownership.cli.common"), (path.name, node.module)
+
+
+def _complete(line: str, tmp_path=None) -> list[str]:
+    """What the shell gets for the last word of `line` (bash's protocol, as click's script asks)."""
+    import os
+    import subprocess
+    import sys
+
+    words = line.split(" ")
+    env = {**os.environ, "_OWNERSHIP_COMPLETE": "bash_complete", "COMP_WORDS": line,
+           "COMP_CWORD": str(len(words) - 1)}
+    out = subprocess.run([sys.executable, "-m", "ownership"], env=env, capture_output=True, text=True,
+                         cwd=tmp_path or ROOT, check=True).stdout
+    return [item.split(",", 1)[1] for item in out.splitlines()]
+
+
+def test_the_shell_completes_spec_fix_parameter_property_and_release_names():
+    """docs/cli.md, "Shell completion": the names come from the spec typed so far, also while an
+    option's value is being completed (where click leaves the spec out of its parsed values)."""
+    assert {"sglang_pd", "sglang_disagg"} <= set(_complete("ownership check sg"))
+    assert _complete("ownership check sglang_pd --fix d") == ["door-retire"]
+    assert _complete("ownership check --engine bmc sglang_pd --fix po") == ["post-forward-retire", "pool-fits-context"]
+    assert "decode_pool=" in _complete("ownership prove sglang_pd --param ")
+    assert _complete("ownership check sglang_pd --param decode_pool=") == ["decode_pool=4"]
+    assert "leak" in _complete("ownership check sglang_pd --skip ")
+    assert "0.5.21" in _complete("ownership check sglang_pd --release 0.5")
+
+
+def test_completing_a_replay_reads_the_trace_as_data_and_loads_no_file(tmp_path):
+    """The fixes offered for a trace are those of the shipped spec it names; a spec file of
+    that name in the working directory is never run."""
+    marker = tmp_path / "ran"
+    (tmp_path / "sglang_pd").write_text(f"open({str(marker)!r}, 'w')\n")
+    trace = tmp_path / "t.json"
+    trace.write_text('{"#meta": {"ownership": {"spec": "sglang_pd"}}, "vars": [], "states": []}')
+    assert "door-retire" in _complete(f"ownership replay {trace} --fix ", tmp_path)
+    assert not marker.exists()

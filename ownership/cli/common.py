@@ -273,6 +273,38 @@ def release_spelling(command: str) -> str:
 # --------------------------------------------------------------------------- shell completion
 
 
+def _first_argument(ctx: click.Context) -> str | None:
+    """The name of the command's first positional argument (spec, trace_file), or None."""
+    return next((p.name for p in ctx.command.params if isinstance(p, click.Argument)), None)
+
+
+def _typed_argument(ctx: click.Context) -> str | None:
+    """The command's first positional argument as typed on the shell's line so far.
+
+    While an option's value is being completed (`check sglang_pd --fix d<TAB>`), click 8.5
+    leaves the arguments before it out of ctx.params; the shell's words (COMP_WORDS, which
+    click's bash, zsh and fish scripts all set) still hold them."""
+    try:
+        words = shlex.split(os.environ.get("COMP_WORDS", ""))
+        upto = int(os.environ.get("COMP_CWORD", len(words)))
+    except ValueError:
+        return None
+    with_value = {o for p in ctx.command.params if isinstance(p, click.Option) and not p.is_flag
+                  for o in p.opts}
+    if ctx.info_name not in words:
+        return None
+    i = words.index(ctx.info_name) + 1
+    while i < min(upto, len(words)):
+        word = words[i]
+        if word in with_value:
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        else:
+            return word
+    return None
+
+
 def _spec_class(ctx: click.Context) -> Any:
     """The spec class the command line names so far (for completing its names), or None.
 
@@ -280,10 +312,11 @@ def _spec_class(ctx: click.Context) -> Any:
     when the user typed its path."""
     from ..lang.loader import load_spec
 
-    ref = ctx.params.get("spec")
-    if ref is None and ctx.params.get("trace_file"):
+    ref = ctx.params.get("spec") or (_typed_argument(ctx) if _first_argument(ctx) == "spec" else None)
+    trace_file = ctx.params.get("trace_file") or (_typed_argument(ctx) if _first_argument(ctx) == "trace_file" else None)
+    if ref is None and trace_file:
         try:
-            with open(ctx.params["trace_file"], encoding="utf-8") as f:
+            with open(trace_file, encoding="utf-8") as f:
                 ours = json.load(f).get("#meta", {}).get("ownership", {})
             ref = ours.get("spec") if isinstance(ours.get("spec"), str) else None
             shipped_only = True
