@@ -35,6 +35,10 @@ class TraceFormatError(OwnershipError):
     """Raised when a trace file cannot be read: not JSON, not ITF, or not of the named spec."""
 
 
+class EventLogError(OwnershipError):
+    """Raised when a line of a page-event log (ownership monitor) is not an event: names the file and line."""
+
+
 class ConfigError(OwnershipError):
     """Raised when a deployment's configuration or logs lack a figure that a check needs."""
 

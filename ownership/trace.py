@@ -105,6 +105,14 @@ class Trace:
     reproduce: str = ""
     properties: list[str] = field(default_factory=list)  # the properties that were checked
     foreign: bool = False       # read from an ITF file without our annotations
+    #: the real page id of each position of a pool's kernel slots, where they are not 0..n-1
+    #: (a monitor's trace shows only the pages of its violation, by the engine's own ids)
+    page_ids: dict[str, list[int]] = field(default_factory=dict)
+
+    def page_id(self, pool: str, index: int) -> int:
+        """The page id shown for position `index` of a pool's kernel slots."""
+        ids = self.page_ids.get(pool)
+        return ids[index] if ids is not None and 0 <= index < len(ids) else index
 
     @property
     def vars(self) -> list[str]:
@@ -561,6 +569,8 @@ def to_itf(trace: Trace) -> dict[str, Any]:
             "actors": [s.actor for s in trace.steps],
         },
     }
+    if trace.page_ids:
+        meta["ownership"]["page_ids"] = trace.page_ids
     variables = trace.vars
     states = []
     for i, step in enumerate(trace.steps):
@@ -735,6 +745,15 @@ def _read_our_meta(trace: Trace, ours: dict[str, Any], at: str) -> None:
     trace.engine = _field(ours, "engine", at, "a string", lambda v: isinstance(v, str), "")
     trace.reproduce = _field(ours, "reproduce", at, "a string (a command)", lambda v: isinstance(v, str), "")
     trace.properties = list(_field(ours, "properties", at, "a list of names of properties", _is_names, []))
+    ids = _field(ours, "page_ids", at, "an object mapping pools to lists of page ids (integers)",
+                 lambda v: isinstance(v, dict) and all(isinstance(x, list) and all(_is_int(i) for i in x)
+                                                       for x in v.values()), {})
+    for pool, pages in ids.items():
+        held = trace.steps[0].state.get(f"{pool}.owner", trace.steps[0].state.get(f"{pool}.holders"))
+        if not isinstance(held, list) or len(held) != len(pages):
+            raise TraceFormatError(f"{at}.page_ids.{pool}: {len(pages)} page ids for a pool of"
+                                   f" {len(held) if isinstance(held, list) else 'no'} pages; expected one per page")
+    trace.page_ids = {pool: [int(i) for i in pages] for pool, pages in ids.items()}
     violation = _field(ours, "violation", at, "an object (the violation) or null",
                        lambda v: v is None or isinstance(v, dict), None)
     if violation:

@@ -1,6 +1,7 @@
 """The `ownership` command line: the command group, one module per command, and `main`.
 
-Each command (check.py, replay.py, listing.py, prove.py, show.py, graph.py, config_check.py)
+Each command (check.py, replay.py, listing.py, prove.py, show.py, graph.py, config_check.py,
+monitor.py)
 only parses options, calls the library and prints its renderings; what they share (bad input
 as one `error:` line with exit 2, an internal error as exit 4, --json output, limits, the
 progress line, escaping) is in common.py. The commands import common.py and never this
@@ -14,7 +15,7 @@ import signal
 
 import click
 
-from . import check, config_check, graph, listing, prove, replay, show
+from . import check, config_check, graph, listing, monitor, prove, replay, show
 from .common import EXIT_TABLE, OwnershipGroup
 
 
@@ -27,7 +28,7 @@ def cli(debug: bool) -> None:
 
 # the modules keep their names (ownership.cli.show is the module, its command is show.show)
 for _command in (check.check, replay.replay, listing.list_, prove.prove, show.show, graph.graph,
-                 config_check.config_check):
+                 config_check.config_check, monitor.monitor):
     cli.add_command(_command)
 
 __all__ = ["OwnershipGroup", "cli", "main"]

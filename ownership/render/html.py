@@ -65,7 +65,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
                 "reader": grid.reader,
                 "hidden": grid.hidden,
                 "free_list": grid.free_list_text(64),
-                "cells": [{"page": c.page, "owner": c.owner, "content": c.content,
+                "cells": [{"page": c.shown, "owner": c.owner, "content": c.content,
                            "inflight": c.inflight, "outbound": c.outbound, "marks": list(c.marks)}
                           for c in grid.cells],
             })
@@ -91,7 +91,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         "violation": None if v is None else {
             "property": v.property, "step": v.step, "message": v.message,
             "also": list(v.also), "requests": list(v.requests),
-            "pages": [[pool, p] for pool, p in v.pages],
+            "pages": [[pool, trace.page_id(pool, p)] for pool, p in v.pages],
         },
         "lanes": view.lanes,
         "messages": [{"from": m.source_step, "to": m.step, "src": m.src, "dst": m.dst, "request": m.request}

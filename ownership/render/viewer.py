@@ -88,6 +88,11 @@ class PageCell:
     outbound: str
     marks: tuple[str, ...]
     holders: tuple[str, ...] = ()
+    label: int | None = None  # the page's own id, where it is not its position (a monitor's trace)
+
+    @property
+    def shown(self) -> int:
+        return self.page if self.label is None else self.label
 
     @property
     def symbols(self) -> str:
@@ -207,9 +212,14 @@ def _page_holders(state: dict[str, Any], pool: str) -> list[tuple[str, ...]]:
     return []
 
 
-def _foreign_content(content: str, holders: tuple[str, ...]) -> bool:
-    """KV of a request that does not hold the page (a key of a keyed pool is not judged)."""
-    return bool(holders) and bool(_REQUEST_NAME.fullmatch(content)) and content not in holders
+def _foreign_content(content: str, holders: tuple[str, ...], trace: Trace | None = None) -> bool:
+    """KV of a request that does not hold the page (a key of a keyed pool is not judged). In a
+    spec's trace a request is r1, r2, ...; in a monitored log's, any id the engine gave it."""
+    if not holders or content in holders or content in ("none", ""):
+        return False
+    if trace is not None and trace.engine == "monitor":
+        return True
+    return bool(_REQUEST_NAME.fullmatch(content))
 
 
 def is_kernel_var(var: str, pools: Iterable[str]) -> bool:
@@ -219,11 +229,13 @@ def is_kernel_var(var: str, pools: Iterable[str]) -> bool:
 
 
 def acting_request(step: Step) -> str | None:
-    """The request an action acts for: its first argument that names a request (r1, r2, ...)."""
+    """The request an action acts for: its first argument that names a request (r1, r2, ...),
+    else its `request` argument (an event of a monitored log names the engine's own id)."""
     for value in step.args.values():
         if isinstance(value, str) and _REQUEST_NAME.fullmatch(value):
             return value
-    return None
+    value = step.args.get("request")
+    return value if isinstance(value, str) else None
 
 
 def reader_at(trace: Trace, i: int) -> str | None:
@@ -267,6 +279,11 @@ def page_grid(trace: Trace, i: int, pool: str, *, compact: bool = False) -> Pool
     return PoolGrid(grid.pool, grid.reader, keep, grid.free_list, len(grid.cells) - len(keep))
 
 
+def _ids(trace: Trace, pool: str, pages: list[int]) -> list[int]:
+    """Positions of a pool's kernel slots as the pages' own ids (the same, but in a monitor's trace)."""
+    return [trace.page_id(pool, p) for p in pages]
+
+
 def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
     state = trace.steps[i].state
     holders = _page_holders(state, pool)
@@ -287,7 +304,7 @@ def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
             marks.append("mine" if reader in held else "other")
             if content == "none":
                 marks.append("unwritten")
-            elif _foreign_content(content, held):
+            elif _foreign_content(content, held, trace):
                 marks.append("foreign")
         if inflight[p] != "none":
             marks.append("inflight")
@@ -295,7 +312,8 @@ def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
             marks.append("outbound")
         if p in named:
             marks.append("violation")
-        cells.append(PageCell(p, _owner_text(held), content, inflight[p], outbound[p], tuple(marks), held))
+        label = trace.page_id(pool, p) if trace.page_ids else None
+        cells.append(PageCell(p, _owner_text(held), content, inflight[p], outbound[p], tuple(marks), held, label))
     fl = state.get(f"{pool}.free_list")
     return PoolGrid(pool, reader, cells, list(fl) if isinstance(fl, list) else None)
 
@@ -309,7 +327,8 @@ def _column(state: dict[str, Any], pool: str, kind: str) -> list[str]:
     return [_text(x) for x in value] if isinstance(value, list) else []
 
 
-def _pool_effects(before: dict[str, Any], after: dict[str, Any], pool: str) -> list[str]:
+def _pool_effects(before: dict[str, Any], after: dict[str, Any], pool: str,
+                  ids: list[int] | None = None) -> list[str]:
     """What changed in one pool between two states, grouped by kind and request."""
     o0, o1 = _page_holders(before, pool), _page_holders(after, pool)
     c0, c1 = _column(before, pool, "content"), _column(after, pool, "content")
@@ -340,7 +359,7 @@ def _pool_effects(before: dict[str, Any], after: dict[str, Any], pool: str) -> l
             groups.setdefault(("outbound", b1[p]), []).append(p)
     out = []
     for (kind, who), ps in groups.items():
-        where = _pages_text(pool, ps)
+        where = _pages_text(pool, [ids[p] if ids is not None and p < len(ids) else p for p in ps])
         if kind == "takes":
             out.append(f"{who} takes {where}")
         elif kind == "shares":
@@ -369,7 +388,7 @@ def effects(trace: Trace, i: int, pools: list[str] | None = None) -> list[str]:
         return []
     pools = pools_of(trace) if pools is None else pools
     before, after = trace.steps[i - 1].state, trace.steps[i].state
-    return [text for pool in pools for text in _pool_effects(before, after, pool)]
+    return [text for pool in pools for text in _pool_effects(before, after, pool, trace.page_ids.get(pool))]
 
 
 def lanes_of(trace: Trace) -> list[str]:
@@ -421,16 +440,17 @@ def _hazards(trace: Trace, i: int, pools: list[str]) -> dict[str, str]:
         by_pair: dict[tuple[str, str], list[int]] = {}
         for p in range(size):
             held = holders[p]
-            if held and (contents[p] == "none" or _foreign_content(contents[p], held)):
+            if held and (contents[p] == "none" or _foreign_content(contents[p], held, trace)):
                 by_pair.setdefault((_owner_text(held), contents[p]), []).append(p)
             if inflight[p] != "none" and inflight[p] not in held:
                 owner = f"owned by {_owner_text(held)}" if held else "free"
-                unowned.append(f"{inflight[p]}'s transfer is in flight into {pool} page {p} ({owner})")
+                unowned.append(f"{inflight[p]}'s transfer is in flight into {pool} page {trace.page_id(pool, p)} ({owner})")
         for (owner, content), ps in by_pair.items():
             what = "never written" if content == "none" else f"hold{'s' if len(ps) == 1 else ''} KV of {content}"
             verb = "is" if len(ps) == 1 else "are"
-            stale.append(f"{_pages_text(pool, ps)} {verb} owned by {owner} but {what}"
-                         if content != "none" else f"{_pages_text(pool, ps)} owned by {owner} {verb} {what}")
+            where = _pages_text(pool, _ids(trace, pool, ps))
+            stale.append(f"{where} {verb} owned by {owner} but {what}"
+                         if content != "none" else f"{where} owned by {owner} {verb} {what}")
     out = {}
     if stale:
         out["stale-read"] = "; ".join(stale) + ": a read by the owner now would be stale."
@@ -444,7 +464,7 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
     if trace.foreign:
         return [], [{} for _ in trace.steps]
     v = trace.violation
-    props = list(PROPERTIES)
+    props = list(trace.properties) if trace.engine == "monitor" else list(PROPERTIES)
     if v is not None:
         props += [p for p in [v.property, *v.also] if p not in props]
     out = []
@@ -479,6 +499,8 @@ def title_of(trace: Trace) -> str:
         nvars = len(trace.vars)
         return (f"ITF trace from another tool (no ownership annotations): {len(trace.steps)} states,"
                 f" {nvars} variable{'s' if nvars != 1 else ''}")
+    if trace.engine == "monitor":
+        return f"page-event log ({trace.reproduce.removeprefix('ownership monitor ') or 'unnamed'}); checked by ownership monitor"
     name = trace.spec_class or "trace"
     spec = f" ({trace.spec})" if trace.spec else ""
     params = " ".join(f"{k}={v}" for k, v in trace.params.items()) or "none"
@@ -559,9 +581,9 @@ def why_of(trace: Trace, pools: list[str] | None = None) -> Why | None:
             holding = [p for p, c in enumerate(contents) if c == reader]
             if not named and not owned:
                 continue
-            parts.append(f"{reader} owns {_pages_word(owned)}")
+            parts.append(f"{reader} owns {_pages_word(_ids(trace, pool, owned))}")
             mine = [p for p in holding if p in owned] if owned else holding
-            parts.append(f"its KV is in {_pages_word(mine)}" + (" only" if mine and len(mine) < len(owned) else ""))
+            parts.append(f"its KV is in {_pages_word(_ids(trace, pool, mine))}" + (" only" if mine and len(mine) < len(owned) else ""))
             if owned:
                 counts.append((len(owned), f"the {len(owned)} {pool} page{'s' if len(owned) != 1 else ''} {reader} owns", pool))
                 counts.append((len(mine), f"the {len(mine)} {pool} page{'s' if len(mine) != 1 else ''} holding {reader}'s KV", pool))
@@ -581,7 +603,7 @@ def why_of(trace: Trace, pools: list[str] | None = None) -> Why | None:
         for what, ps in by_what.items():
             if len(ps) == 1:
                 what = what.replace("are never", "is never").replace("hold KV", "holds KV")
-            parts.append(f"{_pages_word(ps)} {what}")
+            parts.append(f"{_pages_word(_ids(trace, pool, ps))} {what}")
         if parts:
             truth.append(f"{pool}: " + "; ".join(parts))
     beliefs: list[Belief] = []
@@ -675,7 +697,7 @@ def _grid_lines(grid: PoolGrid, width: int, indent: str) -> list[Line]:
     reader = f" (request in view: {grid.reader})" if grid.reader else ""
     out: list[Line] = [[(indent, None), (f"{grid.pool} pages{reader}:", "bold")]]
     label_w = 9
-    widths = [max(len(str(c.page)), len(c.owner), len(c.content), len(c.symbols)) + 2 for c in grid.cells]
+    widths = [max(len(str(c.shown)), len(c.owner), len(c.content), len(c.symbols)) + 2 for c in grid.cells]
     blocks: list[list[int]] = [[]]
     used = len(indent) + 2 + label_w
     for k, w in enumerate(widths):
@@ -692,7 +714,7 @@ def _grid_lines(grid: PoolGrid, width: int, indent: str) -> list[Line]:
             c, w = grid.cells[k], widths[k]
             own_style = MARKS[c.marks[0]][1] if c.marks else None
             content_style = "bold red" if "foreign" in c.marks else ("yellow" if "unwritten" in c.marks else None)
-            rows["page"].append((f"{c.page:<{w}}", "dim"))
+            rows["page"].append((f"{c.shown:<{w}}", "dim"))
             rows["owner"].append((f"{c.owner:<{w}}", own_style))
             rows["content"].append((f"{c.content:<{w}}", content_style))
             for m in c.marks:
@@ -711,10 +733,21 @@ def _change_lines(trace: Trace, i: int, indent: str) -> list[Line]:
     if i == 0:
         return []
     diff = changes(trace.steps[i - 1].state, trace.steps[i].state)
+    if trace.page_ids:  # a monitor's trace: the pages' own ids, not their positions
+        diff = [(_page_element(trace, name), old, new) for name, old, new in diff]
     if not diff:
         return [[(indent, None), ("(no change)", "dim")]]
     return [[(indent, None), (f"{name}: ", None), (_short(show_value(old)), "dim"), (" -> ", "dim"),
              (_short(show_value(new)), "bold")] for name, old, new in diff]
+
+
+def _page_element(trace: Trace, name: str) -> str:
+    """`decode.owner[0]` as `decode.owner[page 9]` where position 0 is page 9."""
+    pool, dot, rest = name.partition(".")
+    kind, bracket, index = rest.partition("[")
+    if not (dot and bracket and pool in trace.page_ids and index.rstrip("]").isdigit()):
+        return name
+    return f"{pool}.{kind}[page {trace.page_id(pool, int(index.rstrip(']')))}]"
 
 
 def _short(text: str, limit: int = 200) -> str:
