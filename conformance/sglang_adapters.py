@@ -235,3 +235,13 @@ class RadixCacheAdapter:
         held = {1: in_tree}
         held.update({r: sorted({t // ps - 1 for t in _ints(row)}) for r, row in self.rows.items()})
         return Ownership(free=[p - 1 for p in _ints(self.allocator.get_all_free_pages())], held=held)
+
+
+def recorded_paged_allocator(pages: int, page_size: int, log, node: str) -> PagedTokenToKVPoolAllocator:
+    """A real PagedTokenToKVPoolAllocator (need_sort=False) whose every alloc and free is
+    written to `log` (an ownership.record.EventLog) as page events of pool `node`."""
+    from ownership.record import record_sglang_allocator
+
+    allocator = PagedTokenToKVPoolAllocator(size=pages * page_size, page_size=page_size, dtype=torch.float16,
+                                            device="cpu", kvcache=None, need_sort=False)
+    return record_sglang_allocator(allocator, log, node=node)

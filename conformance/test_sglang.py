@@ -85,3 +85,63 @@ def test_the_debug_memory_pool_refuses_a_double_free_only_while_the_page_is_free
     assert steps[-1] == "free_twice" and len(steps) <= 5
     assert "is held by r2 and also free" in result.report
     assert result.refusals > 0, "some runs ended with the debug check refusing the double free"
+
+
+def _serve_recorded(path, early_free: bool) -> None:
+    """Two requests over the real paged allocator (page_size 4), as the scheduler runs them:
+    alloc, forward (write), decode (read), free; the allocator's own calls are recorded by
+    ownership.record, the forwards and decode steps by the test. With `early_free`, r1 gives
+    its second page back before its decode step (the injected bug)."""
+    from ownership.record import EventLog
+
+    log = EventLog(path)
+    allocator = sa.recorded_paged_allocator(8, 4, log, "decode")
+
+    def pages(tokens) -> list[int]:
+        return sorted({int(t) // 4 for t in tokens.tolist()})
+
+    with log.acting("r1"):
+        a = allocator.alloc(8)
+    log.write("decode", "r1", pages(a))
+    if early_free:
+        with log.acting("r1"):
+            allocator.free(a[4:])
+    with log.acting("r2"):
+        b = allocator.alloc(4)
+    log.write("decode", "r2", pages(b))
+    log.read("decode", "r1", pages(a))
+    with log.acting("r1"):
+        allocator.free(a[:4] if early_free else a)
+    log.read("decode", "r2", pages(b))
+    with log.acting("r2"):
+        allocator.free(b)
+    log.finish("decode", "r1")
+    log.finish("decode", "r2")
+    log.close()
+
+
+def test_a_log_recorded_from_the_real_allocator_passes_the_monitor_and_an_early_free_fails_it(tmp_path):
+    """ownership monitor over events recorded from SGLang's PagedTokenToKVPoolAllocator: the
+    clean run holds every property; with r1's second page freed early, the real allocator
+    hands that page to r2 (freed pages first) and r1's decode step reads it: read-unowned at
+    line 6, the read (issue 15: the monitor finds an injected early free in a real log)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ownership.cli import cli
+
+    clean, early = tmp_path / "clean.jsonl", tmp_path / "early.jsonl"
+    _serve_recorded(clean, early_free=False)
+    _serve_recorded(early, early_free=True)
+    ok = CliRunner().invoke(cli, ["monitor", str(clean), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["coverage"]["by_event"]["alloc"] == 2
+    bad = CliRunner().invoke(cli, ["monitor", str(early), "--json", "--out", str(tmp_path / "t.json")])
+    assert bad.exit_code == 1, bad.output
+    doc = json.loads(bad.output)
+    assert (doc["violation"]["property"], doc["violation"]["line"]) == ("read-unowned", 6)
+    freed = json.loads(early.read_text().splitlines()[2])
+    assert freed["event"] == "free" and freed["request"] == "r1"
+    handed = json.loads(early.read_text().splitlines()[3])
+    assert handed["event"] == "alloc" and handed["request"] == "r2" and handed["pages"] == freed["pages"]

@@ -1,0 +1,220 @@
+"""Recording what a real engine does to its KV pages, as the event log `ownership monitor` reads.
+
+`EventLog` writes one JSON line per event (the format of ownership/monitor.py). The hooks wrap
+the methods of a real engine object in place, so that every call is recorded with the pages it
+really handed out or took back, for a staging server or a test run:
+
+    log = EventLog("events.jsonl")
+    record_sglang_allocator(allocator, log, node="decode")   # alloc, alloc_extend, alloc_decode, free
+    with log.acting("req-17"):                                # whose call it is (the allocator does not know)
+        pages = allocator.alloc(64)
+    log.write("decode", "req-17", pages)                      # a forward filled them
+    log.read("decode", "req-17", pages)                       # a decode step attended over them
+
+- `record_sglang_allocator`: SGLang's PagedTokenToKVPoolAllocator and TokenToKVPoolAllocator
+  (token indices are turned into page ids: index // page_size);
+- `record_vllm_block_pool`: vLLM v1's BlockPool (`get_new_blocks`; `free_blocks`, where only a
+  block whose reference count reaches 0 is a free).
+
+The allocator's calls are recorded for the request set with `log.acting(request)`; a call
+outside it is recorded for the request `"?"`, which the monitor then reports against (a call
+nobody owns is worth seeing). Nothing here imports an engine: the hooks use only the objects'
+own methods and `tolist()`. `unrecord(obj)` puts the original methods back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+#: The request recorded for an allocator call made outside `EventLog.acting`.
+UNKNOWN_REQUEST = "?"
+
+
+class EventLog:
+    """A page-event log being written: a path (opened for appending) or a text stream."""
+
+    def __init__(self, sink: str | Path | IO[str]) -> None:
+        self._own = isinstance(sink, str | Path)
+        self._out: IO[str] = open(sink, "a", encoding="utf-8") if self._own else sink  # type: ignore[arg-type]  # noqa: SIM115
+        self.request: str = UNKNOWN_REQUEST
+        self.events = 0
+
+    def event(self, kind: str, node: str, request: str, pages: Iterable[int] | None = None, **extra: Any) -> None:
+        """Write one event (`extra`: `to`, `to_pages`, `t`)."""
+        doc: dict[str, Any] = {"event": kind, "node": node, "request": request}
+        if pages is not None:
+            doc["pages"] = _page_list(pages)
+        doc.update(extra)
+        self._out.write(json.dumps(doc) + "\n")
+        self.events += 1
+
+    def alloc(self, node: str, request: str, pages: Iterable[int]) -> None:
+        self.event("alloc", node, request, pages)
+
+    def free(self, node: str, request: str, pages: Iterable[int]) -> None:
+        self.event("free", node, request, pages)
+
+    def write(self, node: str, request: str, pages: Iterable[int]) -> None:
+        self.event("write", node, request, pages)
+
+    def read(self, node: str, request: str, pages: Iterable[int]) -> None:
+        self.event("read", node, request, pages)
+
+    def send(self, node: str, request: str, pages: Iterable[int], to: str, to_pages: Iterable[int]) -> None:
+        self.event("send", node, request, pages, to=to, to_pages=_page_list(to_pages))
+
+    def land(self, node: str, request: str, pages: Iterable[int] | None = None) -> None:
+        self.event("land", node, request, pages)
+
+    def finish(self, node: str, request: str) -> None:
+        self.event("finish", node, request)
+
+    @contextmanager
+    def acting(self, request: str) -> Iterator[None]:
+        """The allocator calls inside are recorded for `request`."""
+        old, self.request = self.request, str(request)
+        try:
+            yield
+        finally:
+            self.request = old
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def close(self) -> None:
+        self._out.flush()
+        if self._own:
+            self._out.close()
+
+
+def _page_list(pages: Iterable[int]) -> list[int]:
+    """Page ids in first-seen order, each once (a page of several tokens appears once)."""
+    return list(dict.fromkeys(int(p) for p in pages))
+
+
+def _values(x: Any) -> list[int]:
+    """The ints of a tensor, an array or a list."""
+    if x is None:
+        return []
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    if isinstance(x, int):
+        return [x]
+    return [int(v) for v in x]
+
+
+_ORIGINALS = "_ownership_record_originals"
+
+
+def _wrap(obj: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    original = getattr(obj, name)
+    saved = obj.__dict__.setdefault(_ORIGINALS, {})
+    saved.setdefault(name, original)
+    setattr(obj, name, make(original))
+
+
+def unrecord(obj: Any) -> None:
+    """Put back the methods a record_* hook wrapped."""
+    for name, original in obj.__dict__.pop(_ORIGINALS, {}).items():
+        if getattr(obj, name, None) is not original:
+            delattr(obj, name)  # the wrapper is an instance attribute over the class's method
+
+
+def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
+    """Record every alloc, alloc_extend, alloc_decode and free of an SGLang token-to-KV
+    allocator (PagedTokenToKVPoolAllocator, TokenToKVPoolAllocator) as page events.
+
+    Token indices become page ids (index // page_size). A free inside free_group_begin /
+    free_group_end is recorded when SGLang really frees it, at free_group_end. Returns the
+    allocator."""
+    page_size = int(getattr(allocator, "page_size", 1) or 1)
+
+    def pages_of(tokens: Any) -> list[int]:
+        return _page_list(t // page_size for t in _values(tokens))
+
+    def allocating(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            if out is not None:
+                got = pages_of(out)
+                if got:
+                    log.alloc(node, log.request, got)
+            return out
+        return call
+
+    grouped: list[tuple[str, list[int]]] = []
+    in_group = [False]
+
+    def freeing(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(free_index: Any, *args: Any, **kwargs: Any) -> Any:
+            out = original(free_index, *args, **kwargs)
+            got = pages_of(free_index)
+            if in_group[0]:
+                grouped.append((log.request, got))
+            elif got:
+                log.free(node, log.request, got)
+            return out
+        return call
+
+    def group_begin(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            in_group[0] = True
+            return original(*args, **kwargs)
+        return call
+
+    def group_end(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            in_group[0] = False
+            try:
+                return original(*args, **kwargs)
+            finally:
+                for request, got in grouped:
+                    if got:
+                        log.free(node, request, got)
+                grouped.clear()
+        return call
+
+    for name in ("alloc", "alloc_extend", "alloc_decode"):
+        if hasattr(allocator, name):
+            _wrap(allocator, name, allocating)
+    _wrap(allocator, "free", freeing)
+    if hasattr(allocator, "free_group_begin") and hasattr(allocator, "free_group_end"):
+        _wrap(allocator, "free_group_begin", group_begin)
+        _wrap(allocator, "free_group_end", group_end)
+    return allocator
+
+
+def record_vllm_block_pool(pool: Any, log: EventLog, *, node: str) -> Any:
+    """Record vLLM v1 BlockPool calls: `get_new_blocks` as alloc (the block ids handed out),
+    `free_blocks` as free of the blocks whose reference count reached 0 (a block still
+    referenced by another request is not free). Returns the pool."""
+
+    def allocating(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            blocks = original(*args, **kwargs)
+            ids = [int(b.block_id) for b in blocks]
+            if ids:
+                log.alloc(node, log.request, ids)
+            return blocks
+        return call
+
+    def freeing(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(ordered_blocks: Any, *args: Any, **kwargs: Any) -> Any:
+            blocks = list(ordered_blocks)
+            out = original(blocks, *args, **kwargs)
+            ids = [int(b.block_id) for b in blocks if getattr(b, "ref_cnt", 0) == 0]
+            if ids:
+                log.free(node, log.request, ids)
+            return out
+        return call
+
+    _wrap(pool, "get_new_blocks", allocating)
+    _wrap(pool, "free_blocks", freeing)
+    return pool
+
+
+__all__ = ["UNKNOWN_REQUEST", "EventLog", "record_sglang_allocator", "record_vllm_block_pool", "unrecord"]

@@ -1,0 +1,178 @@
+"""ownership.record: hooks that write what an allocator really did as the page-event log that
+`ownership monitor` checks (issue 15, item 2). Here over stand-ins with SGLang's and vLLM's
+method shapes; conformance/test_sglang.py runs the same over the real SGLang allocator."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from ownership.monitor import Monitor, read_events
+from ownership.record import EventLog, record_sglang_allocator, record_vllm_block_pool, unrecord
+
+
+class TokenAllocator:
+    """SGLang's shape: alloc(tokens) -> token indices (or None), free(indices); pages of
+    `page_size` tokens, page 0 reserved, freed pages reused first (LIFO)."""
+
+    def __init__(self, pages: int, page_size: int = 2, hands_out_held: bool = False) -> None:
+        self.page_size = page_size
+        self.free_pages = list(range(pages, 0, -1))
+        self.hands_out_held = hands_out_held  # a bug: the last page handed out is handed out again
+        self.last: int | None = None
+
+    def alloc(self, need: int):
+        n = need // self.page_size
+        if self.hands_out_held and self.last is not None:
+            pages = [self.last]
+        elif len(self.free_pages) < n:
+            return None
+        else:
+            pages = [self.free_pages.pop() for _ in range(n)]
+        self.last = pages[-1]
+        return [p * self.page_size + i for p in pages for i in range(self.page_size)]
+
+    def free(self, indices) -> None:
+        for p in dict.fromkeys(t // self.page_size for t in indices):
+            self.free_pages.append(p)
+
+
+def _check(log_text: str):
+    return Monitor().run(read_events(io.BytesIO(log_text.encode()), "log"))
+
+
+def _serve(allocator: TokenAllocator, log: EventLog, early_free: bool) -> None:
+    """Two requests as a scheduler runs them: allocate, forward (write), decode (read), free.
+    With `early_free`, r1 gives back its second page before its decode step."""
+    with log.acting("r1"):
+        a = allocator.alloc(4)
+    log.write("decode", "r1", {t // 2 for t in a})
+    if early_free:
+        with log.acting("r1"):
+            allocator.free(a[2:])
+    with log.acting("r2"):
+        b = allocator.alloc(2)
+    log.write("decode", "r2", {t // 2 for t in b})
+    log.read("decode", "r1", sorted({t // 2 for t in a}))
+    with log.acting("r1"):
+        allocator.free(a if not early_free else a[:2])
+    log.read("decode", "r2", {t // 2 for t in b})
+    with log.acting("r2"):
+        allocator.free(b)
+    log.finish("decode", "r1")
+    log.finish("decode", "r2")
+
+
+def test_a_recorded_clean_run_passes_and_an_injected_early_free_is_caught_at_its_line():
+    out = io.StringIO()
+    log = EventLog(out)
+    _serve(record_sglang_allocator(TokenAllocator(4), log, node="decode"), log, early_free=False)
+    lines = out.getvalue().splitlines()
+    assert json.loads(lines[0]) == {"event": "alloc", "node": "decode", "request": "r1", "pages": [1, 2]}
+    assert _check(out.getvalue()) is None
+
+    out = io.StringIO()
+    log = EventLog(out)
+    _serve(record_sglang_allocator(TokenAllocator(4), log, node="decode"), log, early_free=True)
+    found = _check(out.getvalue())
+    assert found is not None
+    # line 3 is the early free; r2 is handed page 2 (reused first) at line 4; r1 reads it at 6
+    assert json.loads(out.getvalue().splitlines()[2]) == {"event": "free", "node": "decode", "request": "r1", "pages": [2]}
+    assert (found.trace.violation.property, found.event.line) == ("read-unowned", 6)
+    assert "page 2" in found.message and "(r2 does)" in found.message
+
+
+def test_an_allocator_that_hands_out_a_held_page_is_caught_at_the_allocation():
+    out = io.StringIO()
+    log = EventLog(out)
+    allocator = record_sglang_allocator(TokenAllocator(4, hands_out_held=True), log, node="decode")
+    with log.acting("r1"):
+        allocator.alloc(2)
+    with log.acting("r2"):
+        allocator.alloc(2)
+    found = _check(out.getvalue())
+    assert found is not None and (found.trace.violation.property, found.event.line) == ("alloc-held", 2)
+
+
+def test_a_free_group_is_recorded_when_the_allocator_frees_it():
+    class Grouping(TokenAllocator):
+        def free_group_begin(self) -> None:
+            self.staged: list = []
+
+        def free_group_end(self) -> None:
+            TokenAllocator.free(self, self.staged)
+
+        def free(self, indices) -> None:
+            if hasattr(self, "staged"):
+                self.staged += list(indices)
+            else:
+                TokenAllocator.free(self, indices)
+
+    out = io.StringIO()
+    log = EventLog(out)
+    allocator = record_sglang_allocator(Grouping(4), log, node="decode")
+    with log.acting("r1"):
+        a = allocator.alloc(2)
+    allocator.free_group_begin()
+    with log.acting("r1"):
+        allocator.free(a)
+    assert log.events == 1  # not yet: SGLang frees at free_group_end
+    allocator.free_group_end()
+    assert [json.loads(x)["event"] for x in out.getvalue().splitlines()] == ["alloc", "free"]
+
+
+def test_unrecord_puts_the_methods_back():
+    allocator = TokenAllocator(2)
+    log = EventLog(io.StringIO())
+    record_sglang_allocator(allocator, log, node="d")
+    assert "alloc" in vars(allocator)
+    unrecord(allocator)
+    assert "alloc" not in vars(allocator) and allocator.alloc(2) is not None and log.events == 0
+
+
+class Block:
+    def __init__(self, block_id: int) -> None:
+        self.block_id = block_id
+        self.ref_cnt = 0
+
+
+class BlockPool:
+    """vLLM's shape: get_new_blocks(n) -> blocks (ref_cnt 1), free_blocks(blocks) drops a reference."""
+
+    def __init__(self, n: int) -> None:
+        self.queue = [Block(i) for i in range(1, n + 1)]
+
+    def get_new_blocks(self, n: int) -> list[Block]:
+        out, self.queue = self.queue[:n], self.queue[n:]
+        for b in out:
+            b.ref_cnt = 1
+        return out
+
+    def free_blocks(self, blocks) -> None:
+        for b in blocks:
+            b.ref_cnt -= 1
+            if b.ref_cnt == 0:
+                self.queue.append(b)
+
+
+def test_a_vllm_block_is_free_only_when_its_last_reference_goes():
+    out = io.StringIO()
+    log = EventLog(out)
+    pool = record_vllm_block_pool(BlockPool(3), log, node="decode")
+    with log.acting("a"):
+        blocks = pool.get_new_blocks(2)
+    blocks[0].ref_cnt += 1  # a prefix-cache hit of another request holds the first block
+    with log.acting("a"):
+        pool.free_blocks(blocks)
+    events = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert events == [{"event": "alloc", "node": "decode", "request": "a", "pages": [1, 2]},
+                      {"event": "free", "node": "decode", "request": "a", "pages": [2]}]
+
+
+def test_a_log_written_to_a_path_is_appended_and_closed(tmp_path):
+    path = tmp_path / "events.jsonl"
+    for request in ("r1", "r2"):
+        log = EventLog(path)
+        log.alloc("decode", request, [int(request[1])])
+        log.close()
+    assert [json.loads(x)["request"] for x in path.read_text().splitlines()] == ["r1", "r2"]
