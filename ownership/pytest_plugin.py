@@ -6,12 +6,16 @@
 "ci" (derandomised: the same runs on every machine) or a registered Hypothesis profile;
 without it, "ci" when the CI environment variable is set. `--ownership-runs` and
 `--ownership-steps`: runs per check and steps per run, for every check_spec and
-check_conformance call that does not pass its own. `--ownership-seed` repeats a search.
+check_conformance call that does not pass its own. `--ownership-seed` repeats a search;
+pytest's own `--hypothesis-seed` is honoured too. Each check's seed is recorded as the JUnit
+property `ownership_seed` of its test.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -35,8 +39,6 @@ def pytest_configure(config: Any) -> None:
     steps = config.getoption("--ownership-steps")
     for name, value in (("--ownership-runs", runs), ("--ownership-steps", steps)):
         if value is not None and value < 1:
-            import pytest
-
             raise pytest.UsageError(f"{name}={value}: must be at least 1")
     if profile is not None:
         DEFAULTS.profile = profile
@@ -54,3 +56,16 @@ def pytest_report_header(config: Any) -> str:
 
     seed = f", seed {DEFAULTS.seed}" if DEFAULTS.seed is not None else ""
     return f"ownership: profile {DEFAULTS.resolved_profile()}, {DEFAULTS.runs} runs of up to {DEFAULTS.steps} steps{seed}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: Any) -> Any:
+    """The seed of every check a test ran, as the JUnit property `ownership_seed` (one each):
+    a CI failure names the seed that repeats it (`--ownership-seed N`)."""
+    from .testing import DEFAULTS
+
+    DEFAULTS.seeds_used.clear()
+    yield
+    for seed in DEFAULTS.seeds_used:
+        item.user_properties.append(("ownership_seed", seed))
+    DEFAULTS.seeds_used.clear()

@@ -23,13 +23,17 @@ sides at the first diverging step. See docs/testing.md.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import OwnershipError, UsageError
 from .interpret.concrete import Flag
 from .lang.declare import BoolDomain, EnumDomain, PageSetDomain, as_domain
 from .lang.model import Model
@@ -66,6 +70,8 @@ class Defaults:
     runs: int = 100
     steps: int = 50
     seed: int | None = None
+    #: the seeds of the checks run in the current test (the plugin records them as JUnit properties)
+    seeds_used: list[int] = field(default_factory=list)
 
     def resolved_profile(self) -> str:
         if self.profile:
@@ -119,6 +125,7 @@ def check_spec(
     `engine` "fuzz" (the default) runs a Hypothesis stateful test generated from the spec;
     "explicit" explores every reachable state. An inconclusive check (stopped by
     `max_seconds`) fails too: a test that established nothing must not pass."""
+    __tracebackhide__ = True  # a failure starts with the trace, not with this function's source
     from .engines import explicit, fuzz
     from .render.text import render_trace
 
@@ -129,6 +136,8 @@ def check_spec(
             seed=seed if seed is not None else DEFAULTS.seed, database=database,
             profile=profile or DEFAULTS.resolved_profile(), max_seconds=max_seconds,
         )
+        if result.coverage.seed is not None:
+            DEFAULTS.seeds_used.append(result.coverage.seed)
     elif engine == "explicit":
         result = explicit.check(model, max_seconds=max_seconds)
     elif isinstance(spec, str):
@@ -148,11 +157,39 @@ def check_spec(
                 render_trace(result.trace), "", f"Covered {result.coverage.describe()}."]
         if result.coverage.seed is not None:
             text.append(f"Repeat with seed={result.coverage.seed}.")
+        text += failure_artifacts(result.trace, result.coverage.seed)
         raise SpecViolated("\n".join(text), result)
     if result.verdict is Verdict.INCONCLUSIVE:
         raise SpecViolated(f"spec {model.spec_cls.__name__}: inconclusive ({setting}): "
                            f"{result.coverage.describe()}", result)
     return result
+
+
+#: Where a failing check writes its trace, relative to the working directory.
+FAILURES = Path(".ownership") / "failures"
+
+
+def failure_artifacts(trace: Any, seed: int | None) -> list[str]:
+    """Under pytest: write the trace of a failure to FAILURES/<test id>.itf.json, and say the
+    command that repeats this test's run (the seed: the same runs, the database left out)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST")
+    if not test or trace is None:
+        return []
+    node = test.rsplit(" (", 1)[0]
+    lines = []
+    from .trace import to_itf, write_output
+
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")[:150] + ".itf.json"
+    path = FAILURES / name
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_output(path, json.dumps(to_itf(trace), indent=1) + "\n", "trace")
+        lines.append(f"Trace: {path} (ownership show {path})")
+    except (OSError, OwnershipError) as e:
+        lines.append(f"(the trace could not be written to {path}: {e})")
+    again = f"--ownership-seed {seed}" if seed is not None else "--ownership-profile ci"
+    lines.append(f"Reproduce: python -m pytest {shlex.quote(node)} {again}")
+    return lines
 
 
 def _setting(model: Model) -> str:
@@ -505,7 +542,10 @@ def conformance(
     harness = _Harness(model, adapter, match)
     hsettings = fuzz.build_settings(runs=runs or DEFAULTS.runs, steps=steps or DEFAULTS.steps,
                                     database=database, profile=profile or DEFAULTS.resolved_profile())
+    exact = (seed if seed is not None else DEFAULTS.seed) is not None
     seed = fuzz.choose_seed(seed if seed is not None else DEFAULTS.seed, hsettings)
+    if seed is not None:
+        DEFAULTS.seeds_used.append(seed)
     start = time.monotonic()
     explorer = fuzz.Explorer(model)
     search = fuzz.Search(explorer, start, max_seconds, None, 1.0, last_report=start)
@@ -546,7 +586,8 @@ def conformance(
     failure: fuzz.RunFailed | None = None
     stopped_by = "max-runs"
     try:
-        failure = fuzz.run_search(model, search, hsettings, seed, base=ConformanceMachine, salt="conformance")
+        failure = fuzz.run_search(model, search, hsettings, seed, base=ConformanceMachine, salt="conformance",
+                                  exact=exact)
     except KeyboardInterrupt:
         stopped_by = "interrupt"
     if search.expired and failure is None:
@@ -628,10 +669,13 @@ def _replay(harness: _Harness, explorer: Any, path: tuple[int, ...]) -> Any:
 
 def check_conformance(spec: str | type[Spec], adapter: Callable[[dict[str, int]], Any], **options: Any) -> ConformanceResult:
     """Like `conformance`, but fail the test (ConformanceError, an AssertionError) on a
-    divergence or a violated property, with the report as its message."""
+    divergence or a violated property, with the report as its message, the trace written
+    to .ownership/failures/ and the pytest command that repeats the run."""
+    __tracebackhide__ = True  # a failure starts with the report, not with this function's source
     result = conformance(spec, adapter, **options)
     if not result.ok:
-        raise ConformanceError(result.report, result)
+        extra = failure_artifacts(result.trace, result.coverage.seed) if result.trace is not None else []
+        raise ConformanceError("\n".join([result.report, *extra]), result)
     if result.verdict is Verdict.INCONCLUSIVE:
         raise ConformanceError(result.report, result)
     return result

@@ -573,15 +573,24 @@ def build_settings(*, runs: int, steps: int, database: Any, profile: str | setti
 
 
 def run_search(model: Model, search: Search, hsettings: settings, seed: int | None,
-               base: type[MachineBase] = MachineBase, salt: str = "") -> RunFailed | None:
-    """Run the Hypothesis search; the first failing run, or None. Ctrl-C propagates."""
+               base: type[MachineBase] = MachineBase, salt: str = "", *, exact: bool = False) -> RunFailed | None:
+    """Run the Hypothesis search; the first failing run, or None. Ctrl-C propagates.
+
+    `exact`: the caller gave the seed, to repeat a search run for run, so the example database
+    stays out (hypothesis.seed switches it off). A seed chosen here only to be reported keeps
+    the database: a failure found once replays first on the next run (NOTE(seed-database))."""
     machine = machine_class(model, search, base)
     test = get_state_machine_test(machine, settings=hsettings)
     key = model_key(model, salt)
     test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
     test.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
-    if seed is not None:
+    if seed is not None and exact:
         test = hypothesis_seed(seed)(test)
+    elif seed is not None:
+        # NOTE(seed-database): hypothesis.seed(n) also sets database=None, so the example
+        # database never saw a failure of ours (every run has a seed, to be reported); the
+        # seed alone is what it sets besides that (hypothesis/core.py, seed.accept).
+        test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     try:
         with with_reporter(lambda _text: None):
             test()
@@ -593,7 +602,15 @@ def run_search(model: Model, search: Search, hsettings: settings, seed: int | No
 
 
 def choose_seed(seed: int | None, hsettings: settings) -> int | None:
-    """The seed to run with: the one given, none when derandomised, else a fresh one to report."""
+    """The seed to run with: the one given, else pytest's --hypothesis-seed, none when
+    derandomised, else a fresh one to report."""
+    if seed is None:
+        import hypothesis.core
+
+        forced = getattr(hypothesis.core, "global_force_seed", None)  # pytest --hypothesis-seed
+        if forced is not None:
+            return int(forced) if isinstance(forced, int) or str(forced).isdigit() else \
+                int.from_bytes(hashlib.sha256(str(forced).encode()).digest()[:4], "big")
     if seed is None and not hsettings.derandomize:
         return random.SystemRandom().randrange(2**32)
     return seed
@@ -626,6 +643,7 @@ def check(
     if runs < 1 or steps < 1:
         raise UsageError(f"runs={runs}, steps={steps}: both must be at least 1")
     hsettings = build_settings(runs=runs, steps=steps, database=database, profile=profile)
+    exact = seed is not None
     seed = choose_seed(seed, hsettings)
     start = time.monotonic()
     names = [decl.name for decl in model.spec_cls._actions.values()]
@@ -646,7 +664,7 @@ def check(
         if initial:
             failure = RunFailed(primary(initial), (), initial)
         elif model.bindings:
-            failure = run_search(model, search, hsettings, seed)
+            failure = run_search(model, search, hsettings, seed, exact=exact)
     except LimitReached as e:
         stopped_by = e.reason
     except KeyboardInterrupt:
