@@ -245,3 +245,48 @@ def recorded_paged_allocator(pages: int, page_size: int, log, node: str) -> Page
     allocator = PagedTokenToKVPoolAllocator(size=pages * page_size, page_size=page_size, dtype=torch.float16,
                                             device="cpu", kvcache=None, need_sort=False)
     return record_sglang_allocator(allocator, log, node=node)
+
+
+class RecordingPagedAllocatorAdapter(PagedAllocatorAdapter):
+    """PagedAllocatorAdapter whose real allocator is recorded (ownership.record) into the
+    class's `log`: each run of a conformance check is its own pool, `decode-run<k>`, each of
+    its requests `r<r>`. A forward (write) follows each allocation and a decode step (read)
+    precedes each free, as the scheduler does, so the monitor checks reads as well."""
+
+    log = None  # an ownership.record.EventLog, set by the test
+    runs = 0
+
+    def __init__(self, params: dict[str, int]) -> None:
+        super().__init__(params)
+        from ownership.record import record_sglang_allocator
+
+        type(self).runs += 1
+        self.node = f"decode-run{type(self).runs}"
+        record_sglang_allocator(self.allocator, self.log, node=self.node)
+
+    def _pages(self, tokens: torch.Tensor) -> list[int]:
+        return sorted({int(t) // self.page_size for t in _ints(tokens)})
+
+    def alloc(self, r: int, n: int) -> None:
+        with self.log.acting(f"r{r}"):
+            super().alloc(r, n)
+        self.log.write(self.node, f"r{r}", self._pages(self.tokens[r]))
+
+    def extend(self, r: int, n: int) -> None:
+        with self.log.acting(f"r{r}"):
+            super().extend(r, n)
+        self.log.write(self.node, f"r{r}", self._pages(self.tokens[r]))
+
+    def decode(self, r: int) -> None:
+        with self.log.acting(f"r{r}"):
+            super().decode(r)
+        self.log.write(self.node, f"r{r}", self._pages(self.tokens[r][-1:]))
+
+    def free(self, r: int) -> None:
+        self.log.read(self.node, f"r{r}", self._pages(self.tokens[r]))
+        with self.log.acting(f"r{r}"):
+            super().free(r)
+
+    def free_twice(self, r: int) -> None:
+        with self.log.acting(f"r{r}"):
+            super().free_twice(r)

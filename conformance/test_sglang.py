@@ -136,12 +136,64 @@ def test_a_log_recorded_from_the_real_allocator_passes_the_monitor_and_an_early_
     _serve_recorded(early, early_free=True)
     ok = CliRunner().invoke(cli, ["monitor", str(clean), "--json"])
     assert ok.exit_code == 0, ok.output
-    assert json.loads(ok.output)["coverage"]["by_event"]["alloc"] == 2
+    assert json.loads(ok.stdout)["coverage"]["by_event"]["alloc"] == 2
     bad = CliRunner().invoke(cli, ["monitor", str(early), "--json", "--out", str(tmp_path / "t.json")])
     assert bad.exit_code == 1, bad.output
-    doc = json.loads(bad.output)
+    doc = json.loads(bad.stdout)
     assert (doc["violation"]["property"], doc["violation"]["line"]) == ("read-unowned", 6)
     freed = json.loads(early.read_text().splitlines()[2])
     assert freed["event"] == "free" and freed["request"] == "r1"
     handed = json.loads(early.read_text().splitlines()[3])
     assert handed["event"] == "alloc" and handed["request"] == "r2" and handed["pages"] == freed["pages"]
+
+
+def _monitor(path):
+    import json
+
+    from click.testing import CliRunner
+
+    from ownership.cli import cli
+
+    run = CliRunner().invoke(cli, ["monitor", str(path), "--json"])
+    return run.exit_code, json.loads(run.stdout)
+
+
+def test_the_conformance_runs_record_a_log_that_passes_the_monitor(tmp_path):
+    """Every run of the paged allocator's conformance check recorded from the real allocator
+    (alloc, alloc_extend, alloc_decode, free), with the forwards and decode steps: the log
+    holds every property."""
+    from ownership.record import EventLog
+
+    path = tmp_path / "runs.jsonl"
+    sa.RecordingPagedAllocatorAdapter.log = EventLog(path)
+    try:
+        check_conformance(sa.SPEC, sa.RecordingPagedAllocatorAdapter, **RUNS)
+    finally:
+        sa.RecordingPagedAllocatorAdapter.log.close()
+    code, doc = _monitor(path)
+    assert code == 0, doc
+    assert doc["coverage"]["by_event"]["alloc"] > 100 and doc["coverage"]["by_event"]["free"] > 50
+
+
+def test_the_recorded_double_free_of_the_real_allocator_fails_the_monitor_at_its_line(tmp_path):
+    """The documented double free (misuse=1) recorded from the real allocator: the monitor
+    reports double-free at the line of the second free."""
+    import json
+
+    from ownership.record import EventLog
+
+    path = tmp_path / "runs.jsonl"
+    sa.RecordingPagedAllocatorAdapter.log = EventLog(path)
+    try:
+        result = conformance(sa.SPEC, sa.RecordingPagedAllocatorAdapter, params={"misuse": 1}, **RUNS)
+    finally:
+        sa.RecordingPagedAllocatorAdapter.log.close()
+    assert result.kind == "double-free"
+    code, doc = _monitor(path)
+    assert code == 1 and doc["violation"]["property"] == "double-free"
+    lines = path.read_text().splitlines()
+    bad = json.loads(lines[doc["violation"]["line"] - 1])
+    assert bad["event"] == "free"
+    earlier = [json.loads(x) for x in lines[: doc["violation"]["line"] - 1]]
+    assert any(e["event"] == "free" and e["node"] == bad["node"] and set(e["pages"]) & set(bad["pages"])
+               for e in earlier)

@@ -128,7 +128,8 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
     """Record every alloc, alloc_extend, alloc_decode and free of an SGLang token-to-KV
     allocator (PagedTokenToKVPoolAllocator, TokenToKVPoolAllocator) as page events.
 
-    Token indices become page ids (index // page_size). A free inside free_group_begin /
+    Token indices become page ids (index // page_size); an allocation records only the pages
+    it opens (alloc_extend and alloc_decode continue the request's last page first). A free inside free_group_begin /
     free_group_end is recorded when SGLang really frees it, at free_group_end. Returns the
     allocator."""
     page_size = int(getattr(allocator, "page_size", 1) or 1)
@@ -136,11 +137,16 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
     def pages_of(tokens: Any) -> list[int]:
         return _page_list(t // page_size for t in _values(tokens))
 
+    def new_pages(tokens: Any) -> list[int]:
+        # alloc_extend and alloc_decode first fill the rest of the request's last page, which
+        # it holds already: a page is new when the first of its tokens is among those returned
+        return _page_list(t // page_size for t in _values(tokens) if t % page_size == 0)
+
     def allocating(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             out = original(*args, **kwargs)
             if out is not None:
-                got = pages_of(out)
+                got = new_pages(out)
                 if got:
                     log.alloc(node, log.request, got)
             return out

@@ -176,3 +176,23 @@ def test_a_log_written_to_a_path_is_appended_and_closed(tmp_path):
         log.alloc("decode", request, [int(request[1])])
         log.close()
     assert [json.loads(x)["request"] for x in path.read_text().splitlines()] == ["r1", "r2"]
+
+
+def test_an_extension_that_continues_the_last_page_allocates_only_the_new_pages():
+    """SGLang's alloc_extend / alloc_decode return token indices that first fill the rest of
+    the request's last page: only a page whose first token is returned is newly allocated."""
+    class Extending(TokenAllocator):
+        def alloc_decode(self, last: int):
+            if (last + 1) % self.page_size:
+                return [last + 1]  # the next token of the same page
+            return TokenAllocator.alloc(self, self.page_size)[:1]  # (not the recorded alloc)
+
+    out = io.StringIO()
+    log = EventLog(out)
+    allocator = record_sglang_allocator(Extending(4, page_size=2), log, node="decode")
+    with log.acting("r1"):
+        first = allocator.alloc(2)          # page 1: tokens 2, 3
+        third = allocator.alloc_decode(3)   # page 2 opens: token 4
+        allocator.alloc_decode(third[0])    # token 5: still page 2
+    assert first == [2, 3]
+    assert [json.loads(x)["pages"] for x in out.getvalue().splitlines()] == [[1], [2]]

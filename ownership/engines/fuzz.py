@@ -256,7 +256,8 @@ class PathShrinker:
     NOTE(shrink-paths): Hypothesis shrinks choice sequences, and every candidate costs a whole
     run with its rule selection; at thousands of pages that took minutes. A path is shrunk
     here instead, by replaying candidates through a judge: delete chunks of steps (ddmin),
-    rename requests to r1, r2, ... in order of appearance, and lower each argument, keeping
+    delete two steps apart, delete a step while moving an earlier one into its place, rename requests to r1, r2, ...
+    in order of appearance, and lower each argument, keeping
     a candidate when it still fails with the same kind (the same property). Prefixes are
     cheap to replay (NOTE(memo-by-path)). The result is locally minimal, not shortest."""
 
@@ -293,23 +294,78 @@ class PathShrinker:
         while not self._late():
             before = best.path
             best = self._delete_chunks(best)
+            best = self._delete_pairs(best)
+            best = self._delete_and_move(best)
             best = self._rename_requests(best)
             best = self._lower_arguments(best)
             if best.path == before:
                 break
         return best
 
+    #: _delete_and_move tries every pair of steps on paths up to this long (n^2 replays)
+    MOVE_PAIRS_UP_TO = 24
+
+    def _delete_pairs(self, best: RunFailed) -> RunFailed:
+        """Delete two steps that are not next to each other (a request's alloc and its free,
+        with another request's step between them), on paths up to MOVE_PAIRS_UP_TO long."""
+        j = len(best.path) - 1
+        while j >= 2 and len(best.path) <= self.MOVE_PAIRS_UP_TO and not self._late():
+            for i in range(j - 1):
+                if self._late():
+                    return best
+                path = best.path
+                got = self._try(best, path[:i] + path[i + 1:j] + path[j + 1:])
+                if got is not None:
+                    best = got
+                    break
+            j = min(j, len(best.path)) - 1
+        return best
+
+    def _delete_and_move(self, best: RunFailed) -> RunFailed:
+        """Delete step j and move an earlier step i into its place: a step that only set up a
+        later one (r2 allocating early, then extending into the page r1 freed) becomes that
+        later one (r2 allocating the page then). Deleting alone cannot find it: without the
+        early step the later one is not enabled."""
+        j = len(best.path) - 1
+        while j >= 1 and len(best.path) <= self.MOVE_PAIRS_UP_TO and not self._late():
+            for i in range(j):
+                if self._late():
+                    return best
+                path = list(best.path)
+                moved = path[i]
+                del path[j]
+                del path[i]
+                path.insert(j - 1, moved)
+                got = self._try(best, tuple(path))
+                if got is not None:
+                    best = got
+                    break
+            j = min(j, len(best.path)) - 1
+        return best
+
+    #: chunks of up to this many steps are tried at every position (larger ones at multiples
+    #: of their size, halving): a step and the step that undoes it (an alloc and its free)
+    #: go together, and halving from 3 would never try 2
+    SMALL_CHUNKS = 4
+
     def _delete_chunks(self, best: RunFailed) -> RunFailed:
+        sizes = []
         chunk = max(1, len(best.path) // 2)
-        while chunk >= 1 and not self._late():
+        while chunk > self.SMALL_CHUNKS:
+            sizes.append(chunk)
+            chunk //= 2
+        sizes += list(range(min(self.SMALL_CHUNKS, len(best.path)), 0, -1))
+        for chunk in sizes:
+            step = chunk if chunk > self.SMALL_CHUNKS else 1
             i = len(best.path) - chunk
             while i >= 0 and not self._late():
                 path = best.path
                 got = self._try(best, path[:i] + path[i + chunk:])
                 if got is not None:
                     best = got
-                i = min(i, len(best.path)) - chunk
-            chunk //= 2
+                i = min(i, len(best.path) - chunk) if got is not None else i - step
+            if self._late():
+                break
         return best
 
     def _rename_requests(self, best: RunFailed) -> RunFailed:
