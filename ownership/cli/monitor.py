@@ -56,8 +56,11 @@ def _open(events: str) -> IO[bytes]:
 
 def _covered(cov: Coverage) -> str:
     kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(cov.by_kind.items()))
-    return (f"{cov.events:,} events on {cov.lines:,} lines ({kinds or 'none'}), {cov.pages:,} pages,"
-            f" {cov.requests:,} requests")
+    def n(count: int, word: str) -> str:
+        return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+    return (f"{n(cov.events, 'event')} on {n(cov.lines, 'line')} ({kinds or 'none'}), {n(cov.pages, 'page')},"
+            f" {n(cov.requests, 'request')}")
 
 
 @click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
