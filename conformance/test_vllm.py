@@ -34,3 +34,28 @@ def test_the_kv_cache_manager_hands_out_exactly_the_blocks_the_spec_predicts(par
     assert result.coverage.never_fired == ()
     assert va.KVCacheManagerAdapter.hits > 0 and va.KVCacheManagerAdapter.evictions > 0
 
+
+
+def test_the_recorded_block_pool_passes_the_monitor_over_hits_and_evictions(tmp_path):
+    """The real BlockPool recorded (ownership.record: alloc, touch as share, free) while the
+    conformance runs drive it: with evict-drops-hash (vLLM since #4764) the log holds every
+    property, over prefix-cache hits and evictions; the runs agree with the model too."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ownership.cli import cli
+    from ownership.record import EventLog
+
+    path = tmp_path / "runs.jsonl"
+    va.RecordingKVCacheManagerAdapter.log = EventLog(path)
+    va.RecordingKVCacheManagerAdapter.hits = va.RecordingKVCacheManagerAdapter.evictions = 0
+    try:
+        check_conformance("vllm_block_pool", va.RecordingKVCacheManagerAdapter, fixes=["evict-drops-hash"], **RUNS)
+    finally:
+        va.RecordingKVCacheManagerAdapter.log.close()
+    assert va.RecordingKVCacheManagerAdapter.hits > 0 and va.RecordingKVCacheManagerAdapter.evictions > 0
+    run = CliRunner().invoke(cli, ["monitor", str(path), "--json"])
+    doc = json.loads(run.stdout)
+    assert run.exit_code == 0, doc
+    assert doc["coverage"]["by_event"]["share"] > 0 and doc["coverage"]["by_event"]["alloc"] > 0

@@ -77,3 +77,43 @@ class KVCacheManagerAdapter:
         held = {r: [b - 1 for b in self.manager.get_block_ids(req.request_id)[0]]
                 for r, req in self.running.items()}
         return Ownership(free=free, held=held)
+
+
+class RecordingKVCacheManagerAdapter(KVCacheManagerAdapter):
+    """KVCacheManagerAdapter whose real BlockPool is recorded (ownership.record) into the
+    class's `log`: each run its own pool `decode-run<k>`, each request `r<r>`. After a
+    schedule the forward writes the request's new blocks (the prefix block under the key
+    `p<c>` of its prefix, the partial block as the request's own KV); before a finish the
+    decode step reads them, the prefix block by its key."""
+
+    log = None  # an ownership.record.EventLog, set by the test
+    runs = 0
+
+    def __init__(self, params: dict[str, int]) -> None:
+        super().__init__(params)
+        from ownership.record import record_vllm_block_pool
+
+        type(self).runs += 1
+        self.node = f"decode-run{type(self).runs}"
+        self.prefix: dict[int, int] = {}
+        record_vllm_block_pool(self.pool, self.log, node=self.node)
+
+    def _blocks(self, r: int) -> list[int]:
+        return list(self.manager.get_block_ids(self.running[r].request_id)[0])
+
+    def schedule(self, r: int, c: int) -> None:
+        hits = type(self).hits
+        with self.log.acting(f"r{r}"):
+            super().schedule(r, c)
+        first, own = self._blocks(r)
+        self.prefix[r] = c
+        if type(self).hits == hits:  # a miss: the forward computes the prefix block too
+            self.log.write(self.node, f"r{r}", [first], key=f"p{c}")
+        self.log.write(self.node, f"r{r}", [own])
+
+    def finish(self, r: int) -> None:
+        first, own = self._blocks(r)
+        self.log.read(self.node, f"r{r}", [first], key=f"p{self.prefix[r]}")
+        self.log.read(self.node, f"r{r}", [own])
+        with self.log.acting(f"r{r}"):
+            super().finish(r)

@@ -8,7 +8,9 @@ with `event` one of EVENTS. `node` names a KV pool (a prefill or decode node's p
 pool with a name of its own); `request` is the engine's request id (a string or an integer);
 `pages` the page (or block) ids; `t` an optional timestamp. `send` also names where the data
 goes (`to`, `to_pages`, one destination page per source page); `land` and `finish` may leave
-`pages` out (every transfer of the request lands; the request leaves the node).
+`pages` out (every transfer of the request lands; the request leaves the node). `write` and
+`read` may name a `key`: the content written or expected is then that key (a prefix-cache
+block's hash) instead of the request's own KV, as in a keyed pool of the kernel.
 
 Each event is checked as the kernel checks the operation of the same name
 (ownership/kernel.py), on the pages it touches:
@@ -16,15 +18,18 @@ Each event is checked as the kernel checks the operation of the same name
 - alloc: the pages become the request's; a page that some request still holds is
   `alloc-held` (the monitor's own check: an allocator that hands out a held page, the
   visible end of a free that went wrong earlier);
-- free: a page the request does not hold is `double-free`; a page with a transfer in flight
-  into or out of it is `free-in-flight`;
-- write: a page the request does not hold is `write-unowned`; the page then holds its KV;
+- share: the request takes a reference to pages (a prefix-cache hit): a page may then have
+  several holders, as in a shared pool of the kernel;
+- free: a page the request does not hold is `double-free` (in a shared page: it drops its
+  reference); a page with a transfer in flight into or out of it is `free-in-flight`;
+- write: a page the request does not hold alone is `write-unowned`; the page then holds its
+  KV (or the key);
 - send: the source pages are read (`read-unowned`, `stale-read`) and marked outbound, the
   destination pages in flight;
 - land: the destination pages in flight for the request now hold its KV (`write-unowned`
   where it no longer holds one: a transfer engine cannot cancel a write);
 - read: `read-unowned` on a page the request does not hold, `stale-read` on one that does not
-  hold its KV (never written, or another request's);
+  hold its KV or the key it names (never written, or another's);
 - finish: the request leaves the node; pages it still holds there are a `leak`.
 
 Memory depends on the pages and requests alive, never on the log's length: the state is one
@@ -48,7 +53,7 @@ from .errors import EventLogError
 from .trace import Step, Trace, Violation
 
 #: The events a log may hold.
-EVENTS = ("alloc", "free", "write", "send", "land", "read", "finish")
+EVENTS = ("alloc", "share", "free", "write", "send", "land", "read", "finish")
 #: What the monitor checks: the kernel's properties, and alloc-held (a log can show an
 #: allocator handing out a held page; a model's alloc takes free pages only).
 PROPERTIES = ("stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free", "leak",
@@ -75,19 +80,21 @@ class Event:
     to: str | None = None          # send: the destination pool
     to_pages: tuple[int, ...] = ()
     t: float | None = None
+    key: str | None = None         # write, read: the content is this key, not the request's KV
 
     def label(self) -> str:
         pages = "" if self.pages is None else f", pages={list(self.pages)}"
         to = f", to={self.to}, to_pages={list(self.to_pages)}" if self.kind == "send" else ""
-        return f"{self.kind}(request={self.request}, node={self.node}{pages}{to})"
+        key = f", key={self.key}" if self.key is not None else ""
+        return f"{self.kind}(request={self.request}, node={self.node}{pages}{to}{key})"
 
 
 @dataclass
 class PageState:
     """What the kernel knows of one page: its holder, whose KV it holds, transfers on it."""
 
-    owner: str | None = None     # the request holding it; None: free
-    content: str | None = None   # whose KV it holds; None: never written in the log
+    holders: frozenset[str] = frozenset()  # the requests holding it (more than one: shared)
+    content: str | None = None   # whose KV it holds ("key:K" for a key); None: never written
     inflight: str | None = None  # a transfer of this request is landing into it
     outbound: str | None = None  # a transfer of this request is reading out of it
 
@@ -185,10 +192,15 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
         if len(to_pages) != len(pages or ()):
             raise EventLogError(f"{where}: a send needs one destination page per source page:"
                                 f" {len(pages or ())} pages, {len(to_pages)} to_pages")
+    key = None
+    if "key" in doc:
+        if kind not in ("write", "read"):
+            raise EventLogError(f"{where}: only a write or a read names a \"key\"; a {kind} does not")
+        key = _name(doc["key"], '"key"', where)
     t = doc.get("t")
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t)):
         raise EventLogError(f"{where}: \"t\" (the timestamp) must be a number, got {json.dumps(t)[:60]}")
-    return Event(line, kind, node, request, pages, to, to_pages, None if t is None else float(t))
+    return Event(line, kind, node, request, pages, to, to_pages, None if t is None else float(t), key)
 
 
 def read_events(stream: IO[bytes], name: str) -> Iterator[Event]:
@@ -207,6 +219,11 @@ def read_events(stream: IO[bytes], name: str) -> Iterator[Event]:
 
 
 # --------------------------------------------------------------------------- the kernel's checks
+
+
+def _holder_text(holders: frozenset[str]) -> str | None:
+    """The holders of a page as a message names them: None (free), one id, or ids joined by +."""
+    return "+".join(sorted(holders)) if holders else None
 
 
 class _Pages:
@@ -232,19 +249,25 @@ class _Pages:
             if not mine:
                 del self.held[(node, request)]
 
-    def _read(self, node: str, r: str, pages: Iterable[int], flags: list[Flag]) -> None:
+    def _read(self, node: str, r: str, pages: Iterable[int], flags: list[Flag], key: str | None = None) -> None:
+        expect = r if key is None else f"key:{key}"
         for p in pages:
             st = self.get((node, p))
-            if st.owner != r:
-                flags.append(Flag("read-unowned", node, p, r, st.owner))
-            if st.content != r:
+            if r not in st.holders:
+                flags.append(Flag("read-unowned", node, p, r, _holder_text(st.holders)))
+            if st.content != expect:
                 flags.append(Flag("stale-read", node, p, r, st.content))
 
-    def _write(self, node: str, r: str, p: int, flags: list[Flag]) -> None:
+    def _write(self, node: str, r: str, p: int, flags: list[Flag], key: str | None = None) -> None:
         st = self.get((node, p))
-        if st.owner != r:
-            flags.append(Flag("write-unowned", node, p, r, st.owner))
-        st.content = r
+        if st.holders != {r}:
+            others = st.holders - {r}
+            flags.append(Flag("write-unowned", node, p, r, _holder_text(others) if others else None))
+        st.content = r if key is None else f"key:{key}"
+
+    def _take(self, node: str, r: str, p: int, st: PageState) -> None:
+        st.holders = st.holders | {r}
+        self._hold(node, r, p, True)
 
     def apply(self, ev: Event) -> list[Flag]:
         """Apply one event; the flags it raises (empty: every property holds)."""
@@ -253,26 +276,30 @@ class _Pages:
         if ev.kind == "alloc":
             for p in ev.pages or ():
                 st = self.get((node, p))
-                if st.owner is not None:
-                    flags.append(Flag("alloc-held", node, p, r, st.owner))
-                    self._hold(node, st.owner, p, False)
-                st.owner = r
-                self._hold(node, r, p, True)
+                if st.holders:
+                    flags.append(Flag("alloc-held", node, p, r, _holder_text(st.holders)))
+                    for h in st.holders:
+                        self._hold(node, h, p, False)
+                    st.holders = frozenset()
+                self._take(node, r, p, st)
+        elif ev.kind == "share":
+            for p in ev.pages or ():
+                self._take(node, r, p, self.get((node, p)))
         elif ev.kind == "free":
             for p in ev.pages or ():
                 st = self.get((node, p))
-                if st.owner != r:
-                    flags.append(Flag("double-free", node, p, r, st.owner))
+                if r not in st.holders:
+                    flags.append(Flag("double-free", node, p, r, _holder_text(st.holders)))
                 if st.inflight is not None or st.outbound is not None:
                     flags.append(Flag("free-in-flight", node, p, r, st.inflight or st.outbound))
-                if st.owner is not None:
-                    self._hold(node, st.owner, p, False)
-                st.owner = None
+                if r in st.holders:
+                    st.holders = st.holders - {r}
+                    self._hold(node, r, p, False)
         elif ev.kind == "write":
             for p in ev.pages or ():
-                self._write(node, r, p, flags)
+                self._write(node, r, p, flags, ev.key)
         elif ev.kind == "read":
-            self._read(node, r, ev.pages or (), flags)
+            self._read(node, r, ev.pages or (), flags, ev.key)
         elif ev.kind == "send":
             self._read(node, r, ev.pages or (), flags)
             assert ev.to is not None
@@ -297,7 +324,7 @@ class _Pages:
                 self.landing.pop(r, None)
         elif ev.kind == "finish":
             kept = sorted(self.held.get((node, r), ())) if ev.pages is None else \
-                [p for p in ev.pages if self.get((node, p)).owner == r]
+                [p for p in ev.pages if r in self.get((node, p)).holders]
             for p in kept:
                 flags.append(Flag("leak", node, p, r, r))
         return flags
@@ -412,11 +439,18 @@ def _shown(at: dict[Page, list[PageState]], by_node: dict[str, list[int]], i: in
     out: dict[str, Any] = {}
     for node, pages in by_node.items():
         sts = [at[(node, p)][i] for p in pages]
-        out[f"{node}.owner"] = [s.owner or "free" for s in sts]
+        out[f"{node}.owner"] = [_owner_value(s.holders) for s in sts]
         out[f"{node}.content"] = [s.content or "none" for s in sts]
         out[f"{node}.inflight"] = [s.inflight or "none" for s in sts]
         out[f"{node}.outbound"] = [s.outbound or "none" for s in sts]
     return out
+
+
+def _owner_value(holders: frozenset[str]) -> Any:
+    """A page's holders as a trace shows them: "free", the one holder, or the set of them."""
+    if not holders:
+        return "free"
+    return next(iter(holders)) if len(holders) == 1 else frozenset(holders)
 
 
 def _pages_text(flags: list[Flag]) -> str:
@@ -434,6 +468,7 @@ def _message(prop: str, flags: list[Flag]) -> str:
     where = _pages_text(flags)
     others = sorted({f.other for f in flags if f.other and f.other != r})
     if prop == "stale-read":
+        others = [o.replace("key:", "key ", 1) for o in others]
         whose = "never written" if not others else "holding KV of " + ", ".join(others)
         kind = "a cross-request leak" if others else "it attends over data never written for it"
         return f"request {r} read {where}, {whose}, not its own: {kind}."

@@ -13,8 +13,8 @@ really handed out or took back, for a staging server or a test run:
 
 - `record_sglang_allocator`: SGLang's PagedTokenToKVPoolAllocator and TokenToKVPoolAllocator
   (token indices are turned into page ids: index // page_size);
-- `record_vllm_block_pool`: vLLM v1's BlockPool (`get_new_blocks`; `free_blocks`, where only a
-  block whose reference count reaches 0 is a free).
+- `record_vllm_block_pool`: vLLM v1's BlockPool (`get_new_blocks`, `touch` for a prefix-cache
+  hit, `free_blocks`), as pages that several requests may hold.
 
 The allocator's calls are recorded for the request set with `log.acting(request)`; a call
 outside it is recorded for the request `"?"`, which the monitor then reports against (a call
@@ -58,11 +58,11 @@ class EventLog:
     def free(self, node: str, request: str, pages: Iterable[int]) -> None:
         self.event("free", node, request, pages)
 
-    def write(self, node: str, request: str, pages: Iterable[int]) -> None:
-        self.event("write", node, request, pages)
+    def write(self, node: str, request: str, pages: Iterable[int], key: str | None = None) -> None:
+        self.event("write", node, request, pages, **({} if key is None else {"key": key}))
 
-    def read(self, node: str, request: str, pages: Iterable[int]) -> None:
-        self.event("read", node, request, pages)
+    def read(self, node: str, request: str, pages: Iterable[int], key: str | None = None) -> None:
+        self.event("read", node, request, pages, **({} if key is None else {"key": key}))
 
     def send(self, node: str, request: str, pages: Iterable[int], to: str, to_pages: Iterable[int]) -> None:
         self.event("send", node, request, pages, to=to, to_pages=_page_list(to_pages))
@@ -195,9 +195,10 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
 
 
 def record_vllm_block_pool(pool: Any, log: EventLog, *, node: str) -> Any:
-    """Record vLLM v1 BlockPool calls: `get_new_blocks` as alloc (the block ids handed out),
-    `free_blocks` as free of the blocks whose reference count reached 0 (a block still
-    referenced by another request is not free). Returns the pool."""
+    """Record vLLM v1 BlockPool calls as page events of shared pages: `get_new_blocks` as
+    alloc (the block ids handed out), `touch` as share (a prefix-cache hit takes a reference
+    to a cached block), `free_blocks` as free (each call drops the acting request's reference;
+    a block another request still references stays held by it). Returns the pool."""
 
     def allocating(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -208,19 +209,38 @@ def record_vllm_block_pool(pool: Any, log: EventLog, *, node: str) -> Any:
             return blocks
         return call
 
+    def sharing(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(blocks: Any, *args: Any, **kwargs: Any) -> Any:
+            out = original(blocks, *args, **kwargs)
+            ids = [int(b.block_id) for group in _groups(blocks) for b in group if not getattr(b, "is_null", False)]
+            if ids:
+                log.event("share", node, log.request, ids)
+            return out
+        return call
+
     def freeing(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(ordered_blocks: Any, *args: Any, **kwargs: Any) -> Any:
             blocks = list(ordered_blocks)
             out = original(blocks, *args, **kwargs)
-            ids = [int(b.block_id) for b in blocks if getattr(b, "ref_cnt", 0) == 0]
+            ids = [int(b.block_id) for b in blocks if not getattr(b, "is_null", False)]
             if ids:
                 log.free(node, log.request, ids)
             return out
         return call
 
     _wrap(pool, "get_new_blocks", allocating)
+    if hasattr(pool, "touch"):
+        _wrap(pool, "touch", sharing)
     _wrap(pool, "free_blocks", freeing)
     return pool
+
+
+def _groups(blocks: Any) -> list[list[Any]]:
+    """BlockPool.touch takes the blocks of each KV-cache group (a tuple of lists), or a list."""
+    items = list(blocks)
+    if items and isinstance(items[0], list | tuple):
+        return [list(g) for g in items]
+    return [items]
 
 
 __all__ = ["UNKNOWN_REQUEST", "EventLog", "record_sglang_allocator", "record_vllm_block_pool", "unrecord"]

@@ -255,3 +255,37 @@ def test_any_json_line_is_an_event_or_an_event_log_error(doc):
         return
     if ev is not None:
         Monitor().feed(ev)  # and the monitor takes any event that parses
+
+
+def test_a_prefix_cache_shares_pages_by_key_and_a_stale_index_is_a_stale_read(tmp_path):
+    """Shared pages (share: a prefix-cache hit) with keyed content: holders may read the
+    block by its key; a block evicted and rewritten for another prefix, then shared through a
+    stale index and read for the old key, is stale-read (vLLM #4764, docs/bugs.md V9)."""
+    ok = [E("alloc", "a", [3]), E("write", "a", [3], key="p1"), E("share", "b", [3]),
+          E("read", "b", [3], key="p1"), E("free", "a", [3]), E("read", "b", [3], key="p1"), E("free", "b", [3])]
+    run = run_cli("monitor", _log(tmp_path, ok))
+    assert run.code == 0, run.out
+    stale = [E("alloc", "a", [3]), E("write", "a", [3], key="p1"), E("free", "a", [3]),
+             E("alloc", "c", [3]), E("write", "c", [3], key="p2"), E("free", "c", [3]),
+             E("share", "d", [3]), E("read", "d", [3], key="p1")]
+    run = run_cli("monitor", _log(tmp_path, stale, "stale.jsonl"))
+    assert run.code == 1
+    assert ("line 8, read(request=d, node=decode, pages=[3], key=p1): request d read decode page 3,"
+            " holding KV of key p2, not its own: a cross-request leak.") in run.out
+
+
+def test_a_write_into_a_shared_page_is_write_unowned_and_a_holder_may_free_its_reference(tmp_path):
+    events = [E("alloc", "a", [1]), E("write", "a", [1], key="p1"), E("share", "b", [1]),
+              E("free", "a", [1]), E("share", "a", [1]), E("write", "b", [1])]
+    run = run_cli("monitor", _log(tmp_path, events), "--json", "--out", str(tmp_path / "t.json"))
+    doc = json.loads(run.out)
+    assert (doc["violation"]["property"], doc["violation"]["line"]) == ("write-unowned", 6)
+    assert sorted(doc["violation"]["requests"]) == ["a", "b"]
+    trace = read_itf(str(tmp_path / "t.json"))
+    assert trace.steps[-1].state["decode.owner"] == [frozenset({"a", "b"})]
+    assert run_cli("show", str(tmp_path / "t.json"), "--no-pager").code == 0
+
+
+def test_only_a_write_or_a_read_names_a_key(tmp_path):
+    run = run_cli("monitor", _log(tmp_path, [E("alloc", "a", [1], key="p1")]))
+    assert run.code == 2 and "only a write or a read names a \"key\"" in run.err

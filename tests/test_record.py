@@ -155,18 +155,30 @@ class BlockPool:
                 self.queue.append(b)
 
 
-def test_a_vllm_block_is_free_only_when_its_last_reference_goes():
+def test_vllm_blocks_are_shared_by_a_hit_and_each_reference_is_dropped_by_its_request():
+    """get_new_blocks: alloc; touch (a prefix-cache hit): share; free_blocks: the acting
+    request drops its reference, and the monitor keeps the other holder's."""
+    class Touching(BlockPool):
+        def touch(self, blocks) -> None:
+            for group in blocks:
+                for b in group:
+                    b.ref_cnt += 1
+
     out = io.StringIO()
     log = EventLog(out)
-    pool = record_vllm_block_pool(BlockPool(3), log, node="decode")
+    pool = record_vllm_block_pool(Touching(3), log, node="decode")
     with log.acting("a"):
         blocks = pool.get_new_blocks(2)
-    blocks[0].ref_cnt += 1  # a prefix-cache hit of another request holds the first block
+    log.write("decode", "a", [blocks[0].block_id], key="p1")
+    with log.acting("b"):
+        pool.touch(([blocks[0]],))
     with log.acting("a"):
         pool.free_blocks(blocks)
+    log.read("decode", "b", [blocks[0].block_id], key="p1")
     events = [json.loads(x) for x in out.getvalue().splitlines()]
-    assert events == [{"event": "alloc", "node": "decode", "request": "a", "pages": [1, 2]},
-                      {"event": "free", "node": "decode", "request": "a", "pages": [2]}]
+    assert [(e["event"], e["request"], e["pages"]) for e in events] == [
+        ("alloc", "a", [1, 2]), ("write", "a", [1]), ("share", "b", [1]), ("free", "a", [1, 2]), ("read", "b", [1])]
+    assert blocks[0].ref_cnt == 1 and _check(out.getvalue()) is None
 
 
 def test_a_log_written_to_a_path_is_appended_and_closed(tmp_path):

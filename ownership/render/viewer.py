@@ -218,7 +218,7 @@ def _foreign_content(content: str, holders: tuple[str, ...], trace: Trace | None
     if not holders or content in holders or content in ("none", ""):
         return False
     if trace is not None and trace.engine == "monitor":
-        return True
+        return not content.startswith("key:")  # a key (a prefix-cache block's hash) is not judged
     return bool(_REQUEST_NAME.fullmatch(content))
 
 
