@@ -253,3 +253,34 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                 " version of ownership. Make the trace again with `ownership check ... --out`, or replay it"
                 " on your own spec with --spec PATH")
         return result, model
+
+
+def load_adapter(ref: str) -> Any:
+    """The adapter class `FILE.py:CLASS` that the user typed (ownership.testing's conformance
+    adapter: one method per action, and observe()). Its folder is put on sys.path first, as
+    pytest does for a test file, so that it can import the code it drives."""
+    import importlib.util
+    import os
+    import sys
+
+    path, sep, name = ref.rpartition(":")
+    if not sep or not path.endswith(".py") or not name.isidentifier():
+        raise UsageError(f"--adapter {ref!r}: give FILE.py:CLASS, the adapter class of a conformance test"
+                         " (e.g. examples/allocator/toy_allocator_adapter.py:ToyAllocatorAdapter)")
+    if not os.path.isfile(path):
+        raise UsageError(f"--adapter {ref!r}: no file {path}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module_name = "ownership_adapter_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's code: its error is bad input, with its own words
+        raise UsageError(f"--adapter {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from None
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise UsageError(f"--adapter {ref!r}: {path} defines no {name}")
+    return cls

@@ -667,6 +667,63 @@ def _replay(harness: _Harness, explorer: Any, path: tuple[int, ...]) -> Any:
         driver.close()
 
 
+@dataclass
+class ConformanceReplay:
+    """A recorded run of the model re-run on the real implementation (`replay_conformance`)."""
+
+    outcome: str                      # "conforms", "failed" (diverged or violated), "refused", "blocked"
+    steps_run: int
+    kind: str | None = None           # what failed: "divergence", "error", or a property
+    step: int | None = None           # the step where it failed, was refused or is not enabled
+    message: str = ""
+    model_side: dict[str, str] = field(default_factory=dict)
+    implementation_side: dict[str, str] = field(default_factory=dict)
+
+
+def replay_conformance(trace: Trace, spec: str | type[Spec], adapter: Callable[[dict[str, int]], Any], *,
+                       params: dict[str, int] | None = None, fixes: Any = None,
+                       match: str = "pages") -> ConformanceReplay:
+    """Drive a fresh implementation (`adapter`) along the steps of `trace`, beside the model,
+    checking it after every step as a conformance run does: whether the real code still
+    diverges where the trace says (or conforms now, after a fix of the implementation)."""
+    from .engines import fuzz
+
+    model = model_of(spec, params=trace.params if params is None else params,
+                     fixes=trace.fixes if fixes is None else fixes)
+    by_label = {b.label(): i for i, b in enumerate(model.bindings)}
+    path = []
+    for k, st in enumerate(trace.steps[1:], start=1):
+        b = by_label.get(st.label())
+        if b is None:
+            raise UsageError(f"step {k} of the trace, {st.label()}, is no action of spec {model.spec_cls.__name__}"
+                             f" at its parameters: replay the trace on the spec that made it")
+        path.append(b)
+    harness = _Harness(model, adapter, match)
+    explorer = fuzz.Explorer(model)
+    driver = _Driver(harness)
+    try:
+        node = explorer.root
+        got = driver.start(node.state)
+        if got is not None:
+            return ConformanceReplay("failed", 0, got.kind, 0, got.message, got.model_side, got.implementation_side)
+        for i, b in enumerate(path):
+            nxt = explorer.child(tuple(path[:i]), node, b)
+            if nxt is None:
+                return ConformanceReplay("blocked", i, step=i + 1,
+                                         message=f"step {i + 1}, {model.bindings[b].label()}, is not enabled in the model")
+            node = nxt
+            res = driver.step(i + 1, b, node.state, explorer.flags_at(node))
+            if res == _Driver.REFUSED:
+                return ConformanceReplay("refused", i + 1, step=i + 1,
+                                         message=f"the implementation refused step {i + 1}, {model.bindings[b].label()}")
+            if isinstance(res, _Failure):
+                return ConformanceReplay("failed", i + 1, res.kind, res.step, res.message, res.model_side,
+                                         res.implementation_side)
+        return ConformanceReplay("conforms", len(path))
+    finally:
+        driver.close()
+
+
 def check_conformance(spec: str | type[Spec], adapter: Callable[[dict[str, int]], Any], **options: Any) -> ConformanceResult:
     """Like `conformance`, but fail the test (ConformanceError, an AssertionError) on a
     divergence or a violated property, with the report as its message, the trace written

@@ -256,3 +256,32 @@ def test_a_conformance_bug_shrinks_to_its_minimal_run_for_at_least_18_of_20_seed
 
     lengths = [len(conformance(SPEC, KeepsLastPage, seed=seed, database=None).trace.steps) - 1 for seed in range(20)]
     assert sum(n == 2 for n in lengths) >= 18, lengths
+
+
+def test_replay_reruns_a_conformance_trace_on_the_real_code_through_its_adapter(tmp_path, example):
+    """The trace of a failing conformance run, replayed with --adapter: the unchecked allocator
+    still fails (double-free at step 3, exit 1); the checked one refuses the step (exit 0)."""
+    import json
+
+    import jsonschema
+    from conftest import run_cli
+    from toy_allocator_adapter import ToyAllocatorAdapter
+
+    from ownership import schemas
+    from ownership.trace import to_itf
+
+    result = conformance(SPEC, ToyAllocatorAdapter, **CI)
+    assert result.kind == "double-free"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(to_itf(result.trace)))
+    adapter = str(EXAMPLE / "toy_allocator_adapter.py")
+    still = run_cli("replay", str(path), "--spec", SPEC, "--adapter", f"{adapter}:ToyAllocatorAdapter")
+    assert still.code == 1, still.out + still.err
+    assert still.out.startswith("still fails: double-free at step 3")
+    fixed = run_cli("replay", str(path), "--spec", SPEC, "--adapter", f"{adapter}:CheckedToyAllocatorAdapter", "--json")
+    doc = json.loads(fixed.out)
+    assert fixed.code == 0 and doc["outcome"] == "refused" and doc["step"] == 3
+    validator = jsonschema.Draft202012Validator(schemas.load("replay"), registry=schemas.registry())
+    assert not list(validator.iter_errors(doc))
+    bad = run_cli("replay", str(path), "--spec", SPEC, "--adapter", f"{adapter}:NoSuchAdapter")
+    assert bad.code == 2 and "defines no NoSuchAdapter" in bad.err

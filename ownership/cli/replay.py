@@ -9,6 +9,7 @@ import sys
 import click
 
 from .. import api, limits
+from ..errors import UsageError
 from ..trace import read_itf
 from .common import (
     EXIT_TABLE,
@@ -35,17 +36,24 @@ from .common import (
 @click.option("--out", "out", metavar="PATH", help="Write the replayed run as ITF JSON here.")
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (exit 3, no verdict).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (exit 3, no verdict) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
+@click.option("--adapter", metavar="FILE.py:CLASS", help="Re-run the trace on the real code behind this conformance adapter, checked beside the model at every step.")
+@click.option("--match", type=click.Choice(["pages", "renamed", "counts"]), default="pages", show_default=True,
+              help="With --adapter: how the implementation's pages are compared with the model's.")
 def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: str | None, as_json: bool,
-           out: str | None, max_seconds: str | None, max_memory: str | None) -> None:
+           out: str | None, max_seconds: str | None, max_memory: str | None, adapter: str | None,
+           match: str) -> None:
     """Re-execute TRACE on its spec: exit 1 if it still violates, 0 if a fix blocks it.
 
-    A long replay (a trace at large parameters) shows what it is doing on stderr; Ctrl-C or a
-    limit stops it with exit 3."""
+    With --adapter, re-run the trace's steps on the real implementation (a conformance
+    trace): exit 1 if it still fails, 0 if it conforms now. A long replay shows what it is
+    doing on stderr; Ctrl-C or a limit stops it with exit 3."""
     from ..render.text import narrate, render_replay
 
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
     check_out(out)
+    if adapter is not None:
+        _replay_on_the_implementation(trace_file, spec, fixes, adapter, match, as_json, seconds, memory)
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec,
                  unexplored="the trace was not replayed to its end: no verdict"):
@@ -76,4 +84,48 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: s
         emit_json(doc)
     else:
         echo(render_replay(result, trace=trace, fixes=model.spec.fixes))
+    sys.exit(code)
+
+
+def _replay_on_the_implementation(trace_file: str, spec: str | None, fixes: tuple[str, ...], adapter: str,
+                                  match: str, as_json: bool, seconds: float | None, memory: int | None) -> None:
+    """`replay --adapter`: the trace's steps driven on the real code beside the model."""
+    from ..lang.loader import shipped_specs, split_ref
+    from ..testing import replay_conformance
+
+    progress = Progress()
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec,
+                 unexplored="the trace was not replayed to its end: no verdict"):
+        try:
+            with limits.phase("reading the trace"):
+                trace = read_itf(trace_file)
+            if spec is None:
+                if split_ref(trace.spec)[0] not in shipped_specs():
+                    raise UsageError(f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which"
+                                     " spec to replay it on with --spec PATH (a trace file never chooses which code runs)")
+                spec = trace.spec
+            cls = api.load_adapter(adapter)
+            with limits.phase(f"driving the implementation along the trace's {len(trace.steps) - 1:,} steps"):
+                got = replay_conformance(trace, spec, cls, fixes=list(fixes) if fixes else None, match=match)
+        finally:
+            progress.close()
+    if got.outcome == "blocked":
+        raise UsageError(f"{got.message}: the trace was not made on this spec with these fixes")
+    code = 1 if got.outcome == "failed" else 0
+    if as_json:
+        emit_json({"trace": trace_file, "adapter": adapter, "outcome": got.outcome, "steps_run": got.steps_run,
+                   "kind": got.kind, "step": got.step, "message": got.message,
+                   "model_side": got.model_side, "implementation_side": got.implementation_side, "exit_code": code})
+    else:
+        if got.outcome == "conforms":
+            echo(f"conforms: the implementation behind {adapter} ran all {got.steps_run} steps of the trace"
+                 " beside the model without a divergence or a violated property")
+        elif got.outcome == "refused":
+            echo(f"refused: {got.message} (a step that violates a property, refused: the bug is fixed)")
+        else:
+            echo(f"still fails: {got.kind} at step {got.step}")
+            echo(f"  {got.message}")
+            for pool in sorted(set(got.model_side) | set(got.implementation_side)):
+                echo(f"  model           {pool}: {got.model_side.get(pool, '(not observed)')}")
+                echo(f"  implementation  {pool}: {got.implementation_side.get(pool, '(not observed)')}")
     sys.exit(code)
