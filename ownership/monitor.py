@@ -185,7 +185,8 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
         pages = None
     else:
         raise EventLogError(f"{where}: a {kind} event needs \"pages\", the page ids it touches")
-    to, to_pages = None, ()
+    to: str | None = None
+    to_pages: tuple[int, ...] = ()
     if kind == "send":
         to = _name(doc.get("to"), '"to" (the destination pool of the send)', where)
         to_pages = _pages(doc.get("to_pages"), '"to_pages"', where)
@@ -314,12 +315,12 @@ class _Pages:
                 chosen = list(landing)
             else:
                 chosen = [(node, p) for p in ev.pages]
-            for dst in chosen:
-                self._write(dst[0], r, dst[1], flags)
-                self.get(dst).inflight = None
-                src = landing.pop(dst, None)
-                if src is not None:
-                    self.get(src).outbound = None
+            for into in chosen:
+                self._write(into[0], r, into[1], flags)
+                self.get(into).inflight = None
+                out_of = landing.pop(into, None)
+                if out_of is not None:
+                    self.get(out_of).outbound = None
             if not landing:
                 self.landing.pop(r, None)
         elif ev.kind == "finish":

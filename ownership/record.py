@@ -39,7 +39,7 @@ class EventLog:
 
     def __init__(self, sink: str | Path | IO[str]) -> None:
         self._own = isinstance(sink, str | Path)
-        self._out: IO[str] = open(sink, "a", encoding="utf-8") if self._own else sink  # type: ignore[arg-type]  # noqa: SIM115
+        self._out: IO[str] = open(sink, "a", encoding="utf-8") if isinstance(sink, str | Path) else sink  # noqa: SIM115
         self.request: str = UNKNOWN_REQUEST
         self.events = 0
 
