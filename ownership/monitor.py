@@ -33,7 +33,8 @@ Each event is checked as the kernel checks the operation of the same name
 - finish: the request leaves the node; pages it still holds there are a `leak`.
 
 Memory depends on the pages and requests alive, never on the log's length: the state is one
-record per page touched and one set per live request, and each page keeps the last `history`
+record per page touched and one set per live request (and at most MAX_COUNTED_REQUESTS request
+ids kept for counting), and each page keeps the last `history`
 events that touched it (its story). At the first violation the monitor stops and returns a
 Finding: the property, the message, and a Trace of the story of the pages involved (the real
 request ids and page numbers, the log's line of each step) that `ownership show` displays.
@@ -64,6 +65,9 @@ MAX_LINE_BYTES = 1 << 20
 MAX_PAGES = 1 << 16
 MAX_PAGE_ID = 1 << 48
 MAX_NAME = 200
+#: Distinct request ids counted for the coverage line; beyond them it says "over N", so that
+#: a log of ever new requests does not grow the monitor's memory.
+MAX_COUNTED_REQUESTS = 100_000
 #: Events kept per page for the trace of a violation (the page's story).
 DEFAULT_HISTORY = 16
 
@@ -130,7 +134,8 @@ class Coverage:
     events: int = 0
     lines: int = 0
     pages: int = 0            # distinct (node, page) touched
-    requests: int = 0         # distinct requests seen
+    requests: int = 0         # distinct requests seen (counted up to MAX_COUNTED_REQUESTS)
+    requests_capped: bool = False  # more distinct requests than were counted
     by_kind: dict[str, int] = field(default_factory=dict)
 
 
@@ -363,9 +368,12 @@ class Monitor:
         cov.events += 1
         cov.lines = ev.line
         cov.by_kind[ev.kind] = cov.by_kind.get(ev.kind, 0) + 1
-        if ev.request not in self._requests and len(self._requests) < 1 << 20:
-            self._requests.add(ev.request)
-            cov.requests = len(self._requests)
+        if ev.request not in self._requests:
+            if len(self._requests) < MAX_COUNTED_REQUESTS:
+                self._requests.add(ev.request)
+                cov.requests = len(self._requests)
+            else:  # the count stops here, so that memory does not grow with the log
+                cov.requests_capped = True
         touched = self.state.touched(ev)
         before = [replace(self.state.get(p)) for p in touched]
         flags = [f for f in self.state.apply(ev) if f.property not in self.skip]

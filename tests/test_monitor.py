@@ -289,3 +289,16 @@ def test_a_write_into_a_shared_page_is_write_unowned_and_a_holder_may_free_its_r
 def test_only_a_write_or_a_read_names_a_key(tmp_path):
     run = run_cli("monitor", _log(tmp_path, [E("alloc", "a", [1], key="p1")]))
     assert run.code == 2 and "only a write or a read names a \"key\"" in run.err
+
+
+def test_a_log_of_ever_new_requests_stops_counting_them_and_says_so(tmp_path, monkeypatch):
+    import ownership.monitor as monitor
+
+    monkeypatch.setattr(monitor, "MAX_COUNTED_REQUESTS", 3)
+    events = []
+    for r in range(5):
+        events += [E("alloc", f"q{r}", [r]), E("free", f"q{r}", [r])]
+    run = run_cli("monitor", _log(tmp_path, events))
+    assert run.code == 0 and "5 pages, over 3 requests" in run.out
+    doc = json.loads(run_cli("monitor", _log(tmp_path, events), "--json").out)
+    assert doc["coverage"]["requests"] == 3 and doc["coverage"]["requests_capped"] is True

@@ -59,8 +59,8 @@ def _covered(cov: Coverage) -> str:
     def n(count: int, word: str) -> str:
         return f"{count:,} {word}{'' if count == 1 else 's'}"
 
-    return (f"{n(cov.events, 'event')} on {n(cov.lines, 'line')} ({kinds or 'none'}), {n(cov.pages, 'page')},"
-            f" {n(cov.requests, 'request')}")
+    requests = f"over {cov.requests:,} requests" if cov.requests_capped else n(cov.requests, "request")
+    return f"{n(cov.events, 'event')} on {n(cov.lines, 'line')} ({kinds or 'none'}), {n(cov.pages, 'page')}, {requests}"
 
 
 @click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
@@ -123,7 +123,8 @@ def monitor(events: str, out: str | None, skip: tuple[str, ...], history: int, a
         doc: dict[str, Any] = {
             "events": events, "verdict": verdict,
             "coverage": {"events": cov.events, "lines": cov.lines, "pages": cov.pages,
-                         "requests": cov.requests, "by_event": dict(sorted(cov.by_kind.items()))},
+                         "requests": cov.requests, "requests_capped": cov.requests_capped,
+                         "by_event": dict(sorted(cov.by_kind.items()))},
             "stopped_by": stopped,
             "violation": None,
             "trace": out if finding is not None and out else None,
