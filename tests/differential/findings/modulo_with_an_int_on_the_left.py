@@ -14,7 +14,7 @@
 # Found at 1ddb84d; the engines answered:
 #   reference spec-error at depth 1: modulo_with_an_int_on_the_left.py:26; 1 states, 0 transitions, deepest 0, longest execution 0; events: depth 1: error at modulo_with_an_int_on_the_left.py:26
 #   loader    refuses it: TypeError while tracing the spec's actions: unsupported operand type(s) for %: 'int' and 'Term'
-#     reference: fails on a well-sorted spec: /work/main/tests/differential/findings/modulo_with_an_int_on_the_left.py:26: TypeError in action step(): unsupported operand type(s) for %: 'int' and 'CInt'
+#     reference: fails on a well-sorted spec: tests/differential/findings/modulo_with_an_int_on_the_left.py:26: TypeError in action step(): unsupported operand type(s) for %: 'int' and 'CInt'
 #
 # Answers at 76314f6 (python -m differential.hunt --findings rewrites this block):
 #   reference verified; 2 states, 2 transitions, deepest 1, longest execution unbounded
