@@ -79,7 +79,9 @@ def update_findings() -> int:
         for _ in range(3):  # the block's length moves the spec's lines: again until it stays
             report = check_spec(finding(path), (*ENGINES, STEPS), path=path)
             block = [f"{BEGIN}{where} (python -m differential.hunt --findings rewrites this block):"]
-            block += [f"#   {line}" for line in answers_text(report)]
+            # the comment is committed: paths inside the repository, never this machine's
+            root = str(FINDINGS.parent.parent.parent.resolve()) + "/"
+            block += [f"#   {line.replace(root, '')}" for line in answers_text(report)]
             block.append(END)
             text = path.read_text()
             lines = text.splitlines()
