@@ -47,7 +47,7 @@ import json
 import math
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .errors import EventLogError
@@ -93,7 +93,7 @@ class Event:
         return f"{self.kind}(request={self.request}, node={self.node}{pages}{to}{key})"
 
 
-@dataclass
+@dataclass(slots=True)
 class PageState:
     """What the kernel knows of one page: its holder, whose KV it holds, transfers on it."""
 
@@ -101,6 +101,10 @@ class PageState:
     content: str | None = None   # whose KV it holds ("key:K" for a key); None: never written
     inflight: str | None = None  # a transfer of this request is landing into it
     outbound: str | None = None  # a transfer of this request is reading out of it
+
+    def copy(self) -> PageState:
+        """A snapshot (dataclasses.replace took a third of the monitor's time)."""
+        return PageState(self.holders, self.content, self.inflight, self.outbound)
 
 
 Page = tuple[str, int]  # (node, page id)
@@ -375,13 +379,13 @@ class Monitor:
             else:  # the count stops here, so that memory does not grow with the log
                 cov.requests_capped = True
         touched = self.state.touched(ev)
-        before = [replace(self.state.get(p)) for p in touched]
+        before = [self.state.get(p).copy() for p in touched]
         flags = [f for f in self.state.apply(ev) if f.property not in self.skip]
         for p, b in zip(touched, before):
             story = self.story.get(p)
             if story is None:
                 story = self.story[p] = deque(maxlen=self.history)
-            story.append((ev, b, replace(self.state.get(p))))
+            story.append((ev, b, self.state.get(p).copy()))
         cov.pages = len(self.state.page)
         if not flags:
             return None
@@ -419,12 +423,12 @@ class Monitor:
         for p, st in stories.items():
             mine_ = [(e.line, b, a) for e, b, a in st if e.line >= cut]
             state = mine_[0][1] if mine_ else self.state.get(p)
-            row, k = [replace(state)], 0
+            row, k = [state.copy()], 0
             for line in lines:
                 while k < len(mine_) and mine_[k][0] <= line:
                     state = mine_[k][2]
                     k += 1
-                row.append(replace(state))
+                row.append(state.copy())
             at[p] = row
         steps = [Step(None, {}, _shown(at, by_node, 0))]
         for i, line in enumerate(lines, start=1):
