@@ -473,15 +473,3 @@ def test_control_characters_from_a_log_are_escaped(tmp_path: Path) -> None:
     assert code in (0, 1)
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b" in out
-
-
-def test_the_module_needs_no_private_notebook() -> None:
-    """Users never have the team's ../shared: config-check's code, tests and docs point into docs/."""
-    root = Path(__file__).parent.parent
-    package = sorted(str(p.relative_to(root)) for p in (root / "ownership" / "config_check").glob("*.py"))
-    assert "ownership/config_check/__init__.py" in package
-    for rel in (*package, "ownership/cli/config_check.py",
-                "tests/test_config_check.py",
-                "docs/config-check.md"):  # fmt: skip
-        assert "../shared" not in (root / rel).read_text(), rel
-

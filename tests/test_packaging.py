@@ -61,3 +61,28 @@ def test_every_imported_library_is_a_declared_dependency():
     for module in sorted(_imported_top_levels() - set(OPTIONAL)):
         dists = {d.lower() for d in owners.get(module, [])}
         assert dists & declared, f"ownership imports {module} (from {sorted(dists)}), not a declared dependency"
+
+
+#: The team's notebook beside the checkout, which users who clone the project never have
+#: (written in two parts, so that this file does not point to it either).
+NOTEBOOK = ("..", "shared")
+
+
+def test_no_tracked_file_points_to_the_team_notebook():
+    """Code, tests, specs and docs point inside the repository (docs/incident.md, docs/bugs.md,
+    docs/protocols/), never to the notebook or its domain folder."""
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert len(files) > 100
+    needles = ("/".join(NOTEBOOK), NOTEBOOK[1] + "/domain")
+    for rel in files:
+        path = ROOT / rel
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # a binary file (an image)
+        for needle in needles:
+            assert needle not in text, f"{rel} points to {needle}"
