@@ -198,8 +198,8 @@ def _merge_release_alias(ctx: click.Context) -> None:
     ctx.params["release"] = alias
 
 
-class OwnershipCommand(click.Command):
-    """A click command that turns bad input into `error: ...` and exit code 2."""
+class _OurSettings:
+    """What a command and the group share: -h, and click's usage errors as our `error:` line."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["context_settings"] = {**CONTEXT_SETTINGS, **(kwargs.get("context_settings") or {})}
@@ -208,9 +208,13 @@ class OwnershipCommand(click.Command):
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         try:
-            return super().make_context(info_name, args, parent=parent, **extra)
+            return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[misc]
         except click.UsageError as e:
             raise _refuse_click_usage(e, e.ctx or parent) from None
+
+
+class OwnershipCommand(_OurSettings, click.Command):
+    """A click command that turns bad input into `error: ...` and exit code 2."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # (run alone, as the tests do, the command's own name comes first; under the group the
@@ -226,21 +230,10 @@ class OwnershipCommand(click.Command):
         return _run_reporting_errors(run, ctx)
 
 
-class OwnershipGroup(click.Group):
+class OwnershipGroup(_OurSettings, click.Group):
     """A click group that turns bad input into `error: ...` and exit code 2."""
 
     command_class = OwnershipCommand
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["context_settings"] = {**CONTEXT_SETTINGS, **(kwargs.get("context_settings") or {})}
-        super().__init__(*args, **kwargs)
-
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as e:
-            raise _refuse_click_usage(e, e.ctx or parent) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta.setdefault("ownership.argv", list(args))
