@@ -209,6 +209,20 @@ def _display_ref(spec: str) -> str:
     return spec if is_path(split_ref(spec)[0]) else spec_ref(spec)
 
 
+def spec_of_trace(trace: Trace, spec: str | None) -> str:
+    """The spec to replay `trace` on: `spec` when the user gave one, else the shipped spec the
+    trace names (a trace file never chooses which code runs: UsageError for any other)."""
+    if spec is not None:
+        return spec
+    base, _ = split_ref(trace.spec)
+    if base not in shipped_specs():
+        raise UsageError(
+            f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which spec to"
+            " replay it on with --spec PATH (a trace file never chooses which code runs)"
+        )
+    return trace.spec
+
+
 def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                  version: str | None = None) -> tuple[ReplayResult, Model]:
     """Replay a trace on its spec (or `spec`), with its own fixes unless `fixes` or `version`
@@ -220,18 +234,10 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
         raise TraceFormatError("this ITF trace was not written by ownership (no #meta.ownership): it has no"
                                " actions of a spec to replay")
     from_trace = spec is None
-    if from_trace:
-        base, _ = split_ref(trace.spec)
-        if base not in shipped_specs():
-            raise UsageError(
-                f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which spec to"
-                " replay it on with --spec PATH (a trace file never chooses which code runs)"
-            )
-        spec = trace.spec
+    spec = spec_of_trace(trace, spec)
     other_fixes = fixes is not None or version is not None
     if not other_fixes:
         fixes = trace.fixes
-    assert spec is not None
     model = model_for(spec, params=trace.params, fixes=fixes or (), version=version, shipped_only=from_trace)
     with limits.phase(f"replaying the trace's {max(len(trace.steps) - 1, 0):,} steps"):
         if other_fixes and trace.violation is not None:

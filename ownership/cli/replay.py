@@ -5,6 +5,7 @@ trace names: the spec is a shipped one, or the one the user gives with --spec.""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -52,17 +53,21 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: s
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
     check_out(out)
-    if adapter is not None:
-        _replay_on_the_implementation(trace_file, spec, fixes, adapter, match, as_json, seconds, memory)
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec,
                  unexplored="the trace was not replayed to its end: no verdict"):
         try:
             with limits.phase("reading the trace"):
                 trace = read_itf(trace_file)
-            result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None, version=release)
+            if adapter is not None:
+                got = _on_the_implementation(trace, spec, fixes, adapter, match)
+            else:
+                result, model = api.replay_trace(trace, spec=spec, fixes=list(fixes) if fixes else None,
+                                                 version=release)
         finally:
             progress.close()
+    if adapter is not None:
+        _report_implementation(got, trace_file, adapter, as_json)
     if out and result.trace is not None:
         result.trace.spec = trace.spec
         result.trace.reproduce = release_spelling(result.trace.reproduce)
@@ -87,28 +92,18 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: s
     sys.exit(code)
 
 
-def _replay_on_the_implementation(trace_file: str, spec: str | None, fixes: tuple[str, ...], adapter: str,
-                                  match: str, as_json: bool, seconds: float | None, memory: int | None) -> None:
+def _on_the_implementation(trace: Any, spec: str | None, fixes: tuple[str, ...], adapter: str, match: str) -> Any:
     """`replay --adapter`: the trace's steps driven on the real code beside the model."""
-    from ..lang.loader import shipped_specs, split_ref
     from ..testing import replay_conformance
 
-    progress = Progress()
-    with limited(seconds, memory, progress, as_json=as_json, spec=spec,
-                 unexplored="the trace was not replayed to its end: no verdict"):
-        try:
-            with limits.phase("reading the trace"):
-                trace = read_itf(trace_file)
-            if spec is None:
-                if split_ref(trace.spec)[0] not in shipped_specs():
-                    raise UsageError(f"the trace names spec {trace.spec!r}, which is not a shipped spec; say which"
-                                     " spec to replay it on with --spec PATH (a trace file never chooses which code runs)")
-                spec = trace.spec
-            cls = api.load_adapter(adapter)
-            with limits.phase(f"driving the implementation along the trace's {len(trace.steps) - 1:,} steps"):
-                got = replay_conformance(trace, spec, cls, fixes=list(fixes) if fixes else None, match=match)
-        finally:
-            progress.close()
+    spec = api.spec_of_trace(trace, spec)
+    cls = api.load_adapter(adapter)
+    with limits.phase(f"driving the implementation along the trace's {len(trace.steps) - 1:,} steps"):
+        return replay_conformance(trace, spec, cls, fixes=list(fixes) if fixes else None, match=match)
+
+
+def _report_implementation(got: Any, trace_file: str, adapter: str, as_json: bool) -> None:
+    """What `replay --adapter` found, and its exit code."""
     if got.outcome == "blocked":
         raise UsageError(f"{got.message}: the trace was not made on this spec with these fixes")
     code = 1 if got.outcome == "failed" else 0
