@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -391,11 +391,16 @@ class Monitor:
             return None
         return self._finding(ev, flags)
 
-    def run(self, events: Iterable[Event]) -> Finding | None:
+    def run(self, events: Iterable[Event], *, tick: Callable[[Coverage], None] | None = None,
+            every: int = 65536) -> Finding | None:
+        """Feed every event; the first Finding, or None. `tick` sees the coverage every
+        `every` events (a progress line)."""
         for ev in events:
             found = self.feed(ev)
             if found is not None:
                 return found
+            if tick is not None and self.coverage.events % every == 0:
+                tick(self.coverage)
         return None
 
     def _finding(self, ev: Event, flags: list[Flag]) -> Finding:

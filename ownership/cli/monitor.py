@@ -91,12 +91,8 @@ def monitor(events: str, out: str | None, skip: tuple[str, ...], history: int, a
         stream = _open(events)
         try:
             name = "<stdin>" if events == "-" else events
-            for ev in read_events(stream, name):
-                finding = mon.feed(ev)
-                if finding is not None:
-                    break
-                if mon.coverage.events % 65536 == 0:
-                    progress(_Reading(mon.coverage, time.monotonic() - start))
+            finding = mon.run(read_events(stream, name),
+                              tick=lambda cov: progress(_Reading(cov, time.monotonic() - start)))
         except KeyboardInterrupt:  # Ctrl-C or a limit: what was checked so far
             stopped = guard.tripped or "interrupt"
         finally:
