@@ -127,19 +127,14 @@ def test_a_log_recorded_from_the_real_allocator_passes_the_monitor_and_an_early_
     line 6, the read (issue 15: the monitor finds an injected early free in a real log)."""
     import json
 
-    from click.testing import CliRunner
-
-    from ownership.cli import cli
-
     clean, early = tmp_path / "clean.jsonl", tmp_path / "early.jsonl"
     _serve_recorded(clean, early_free=False)
     _serve_recorded(early, early_free=True)
-    ok = CliRunner().invoke(cli, ["monitor", str(clean), "--json"])
-    assert ok.exit_code == 0, ok.output
-    assert json.loads(ok.stdout)["coverage"]["by_event"]["alloc"] == 2
-    bad = CliRunner().invoke(cli, ["monitor", str(early), "--json", "--out", str(tmp_path / "t.json")])
-    assert bad.exit_code == 1, bad.output
-    doc = json.loads(bad.stdout)
+    code, doc = _monitor(clean)
+    assert code == 0, doc
+    assert doc["coverage"]["by_event"]["alloc"] == 2
+    code, doc = _monitor(early, "--out", str(tmp_path / "t.json"))
+    assert code == 1, doc
     assert (doc["violation"]["property"], doc["violation"]["line"]) == ("read-unowned", 6)
     freed = json.loads(early.read_text().splitlines()[2])
     assert freed["event"] == "free" and freed["request"] == "r1"
@@ -147,14 +142,15 @@ def test_a_log_recorded_from_the_real_allocator_passes_the_monitor_and_an_early_
     assert handed["event"] == "alloc" and handed["request"] == "r2" and handed["pages"] == freed["pages"]
 
 
-def _monitor(path):
+def _monitor(path, *options: str):
+    """`ownership monitor PATH --json OPTIONS...`: its exit code and its JSON object."""
     import json
 
     from click.testing import CliRunner
 
     from ownership.cli import cli
 
-    run = CliRunner().invoke(cli, ["monitor", str(path), "--json"])
+    run = CliRunner().invoke(cli, ["monitor", str(path), "--json", *options])
     return run.exit_code, json.loads(run.stdout)
 
 
