@@ -197,6 +197,24 @@ def test_the_example_database_replays_a_known_failure_first():
     assert second.coverage.runs == 1
 
 
+def test_the_default_profile_stays_random_where_hypothesis_loaded_its_ci_profile():
+    """Hypothesis loads its own "ci" profile (derandomised, no database) when it sees CI=true;
+    our "default" still means a fresh seed and the database there, and "ci" still means ci."""
+    from hypothesis import settings
+
+    loaded = settings.default
+    settings.load_profile("ci")
+    try:
+        ours = fuzz.build_settings(runs=5, steps=5, database=InMemoryExampleDatabase(),
+                                   profile="default")
+        assert ours.derandomize is False and ours.database is not None
+        ci = fuzz.build_settings(runs=5, steps=5, database=InMemoryExampleDatabase(), profile="ci")
+        assert ci.derandomize is True and ci.database is None
+    finally:
+        settings.register_profile("_restored", loaded)
+        settings.load_profile("_restored")
+
+
 def test_a_time_limit_ends_the_search_as_inconclusive():
     """When max_seconds passes before the runs are done the verdict is inconclusive, not bounded."""
     model = model_for("sglang_pd", fixes=["door-retire"])

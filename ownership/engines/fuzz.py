@@ -58,9 +58,12 @@ DEFAULT_DATABASE = Path(".ownership") / "examples"
 
 #: Settings profiles by name. "default": a fresh random seed per check (reported, so a run can
 #: be repeated with `seed=`) and the example database. "ci": derandomised (the same runs on
-#: every machine for the same model), no database.
+#: every machine for the same model), no database. Both start from Hypothesis's own "default"
+#: profile, not from the one loaded: Hypothesis loads its "ci" profile (derandomised, no
+#: database) by itself when it sees a CI variable such as CI=true, and "default" would then
+#: silently mean "ci" (NOTE(ci-profile)).
 PROFILES: dict[str, dict[str, Any]] = {
-    "default": {},
+    "default": {"derandomize": False},
     "ci": {"derandomize": True},
 }
 
@@ -591,7 +594,7 @@ def build_settings(*, runs: int, steps: int, database: Any, profile: str | setti
     else:
         name = profile or "default"
         if name in PROFILES:
-            base = settings(**PROFILES[name])
+            base = settings(settings.get_profile("default"), **PROFILES[name])
         else:
             try:
                 base = settings.get_profile(name)
