@@ -233,6 +233,12 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
     if trace.foreign:
         raise TraceFormatError("this ITF trace was not written by ownership (no #meta.ownership): it has no"
                                " actions of a spec to replay")
+    if trace.engine == "monitor" and (not trace.spec or (trace.violation and trace.violation.property == "diverged")):
+        what = ("the story of a log's pages, not a run of a spec" if not trace.spec else
+                "a spec's run up to where a log diverged from it: the log's next action is not in it")
+        again = f": check the log again with `{trace.reproduce}`" if trace.reproduce else ""
+        raise UsageError(f"this trace was written by `ownership monitor`; it is {what}, so there is nothing to"
+                         f" replay{again} (`ownership show` displays the trace)")
     from_trace = spec is None
     spec = spec_of_trace(trace, spec)
     other_fixes = fixes is not None or version is not None
@@ -261,18 +267,20 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
         return result, model
 
 
-def load_adapter(ref: str) -> Any:
-    """The adapter class `FILE.py:CLASS` that the user typed (ownership.testing's conformance
-    adapter: one method per action, and observe()). Its folder is put on sys.path first, as
-    pytest does for a test file, so that it can import the code it drives."""
+def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:
+    """The object `FILE.py:NAME` that the user typed: a conformance adapter class
+    (ownership.testing: one method per action, and observe()), or an event adapter for
+    `monitor --spec` (ownership.follow). Its folder is put on sys.path first, as pytest does
+    for a test file, so that it can import the code it drives."""
     import importlib.util
     import os
     import sys
 
     path, sep, name = ref.rpartition(":")
     if not sep or not path.endswith(".py") or not name.isidentifier():
-        raise UsageError(f"--adapter {ref!r}: give FILE.py:CLASS, the adapter class of a conformance test"
-                         " (e.g. examples/allocator/toy_allocator_adapter.py:ToyAllocatorAdapter)")
+        example = ("examples/allocator/toy_allocator_adapter.py:ToyAllocatorAdapter" if what == "conformance adapter"
+                   else "examples/monitor/sglang_pd_events.py:to_actions")
+        raise UsageError(f"--adapter {ref!r}: give FILE.py:NAME, the {what} (e.g. {example})")
     if not os.path.isfile(path):
         raise UsageError(f"--adapter {ref!r}: no file {path}")
     folder = os.path.dirname(os.path.abspath(path))

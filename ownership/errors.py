@@ -39,6 +39,10 @@ class EventLogError(OwnershipError):
     """Raised when a line of a page-event log (ownership monitor) is not an event: names the file and line."""
 
 
+class AdapterError(OwnershipError):
+    """Raised when the user's event adapter (ownership monitor --adapter) fails or returns what is not a list of actions."""
+
+
 class ConfigError(OwnershipError):
     """Raised when a deployment's configuration or logs lack a figure that a check needs."""
 

@@ -85,6 +85,16 @@ class Event:
     to_pages: tuple[int, ...] = ()
     t: float | None = None
     key: str | None = None         # write, read: the content is this key, not the request's KV
+    #: the line's other fields whose values are a string, a number or a boolean (for an
+    #: adapter that maps events to a spec's actions, ownership.follow)
+    fields: tuple[tuple[str, Any], ...] = ()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of one of the line's other fields (`fields`), or `default`."""
+        for k, v in self.fields:
+            if k == name:
+                return v
+        return default
 
     def label(self) -> str:
         pages = "" if self.pages is None else f", pages={list(self.pages)}"
@@ -210,7 +220,14 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
     t = doc.get("t")
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t)):
         raise EventLogError(f"{where}: \"t\" (the timestamp) must be a number, got {json.dumps(t)[:60]}")
-    return Event(line, kind, node, request, pages, to, to_pages, None if t is None else float(t), key)
+    fields = tuple((k, v) for k, v in doc.items()
+                   if k not in _KNOWN and (isinstance(v, str | bool) or (isinstance(v, float) and math.isfinite(v))
+                                           or (isinstance(v, int) and abs(v) <= MAX_PAGE_ID)))
+    return Event(line, kind, node, request, pages, to, to_pages, None if t is None else float(t), key, fields)
+
+
+#: The fields of an event line that the monitor reads itself.
+_KNOWN = frozenset(("event", "node", "request", "pages", "to", "to_pages", "key", "t"))
 
 
 def read_events(stream: IO[bytes], name: str) -> Iterator[Event]:

@@ -307,7 +307,7 @@ _SCRIPT = r"""
   var statusText = {}; data.statuses.forEach(function (s) { statusText[s[0]] = [s[1], s[2]]; });
 
   // ---- header
-  document.title = (data.spec_class || "trace") + (vstep >= 0 ? " \u2014 " + violation.property + " at step " + vstep : "") + " \u2014 ownership";
+  document.title = (data.spec_class || "trace") + (vstep >= 0 ? " \u2014 " + violation.property + (violation.property === "diverged" ? " after step " : " at step ") + vstep : "") + " \u2014 ownership";
   document.getElementById("title").textContent = data.title;
   var verdict = document.getElementById("verdict");
   if (violation) {
@@ -414,7 +414,7 @@ _SCRIPT = r"""
     document.getElementById("slider").value = String(i);
     document.getElementById("counter").textContent = "step " + i + " / " + last;
     var title = document.getElementById("step-title");
-    title.textContent = "Step " + i + (s.actor ? " [" + s.actor + "]" : "") + "  " + s.label + (i === vstep ? "  \u2014 VIOLATION" : "");
+    title.textContent = "Step " + i + (s.actor ? " [" + s.actor + "]" : "") + "  " + s.label + (i === vstep ? (violation.property === "diverged" ? "  \u2014 DIVERGED AFTER THIS STEP" : "  \u2014 VIOLATION") : "");
     title.className = i === vstep ? "violation" : "";
     document.body.setAttribute("data-step", String(i));
     var sv = document.getElementById("step-violation"); clear(sv);

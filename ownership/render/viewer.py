@@ -766,7 +766,7 @@ def _step_head(trace: Trace, i: int, narrative: list[str | None] | None = None) 
     if story:
         line += [("  ", None), (story, "italic")]
     if v is not None and v.step == i:
-        line += [("  ", None), (f"<-- VIOLATION: {v.property}", "bold white on red")]
+        line += [("  ", None), (f"<-- VIOLATION: {v.property}{_after(v)}", "bold white on red")]
     return line
 
 
@@ -834,7 +834,7 @@ def _timeline(trace: Trace, view: TraceView, narrative: list[str | None] | None 
         if what:
             line.append((f"  {what}", None))
         if bad and v is not None:
-            line.append((f"  <-- violation: {v.property}", "bold white on red"))
+            line.append((f"  <-- violation: {v.property}{_after(v)}", "bold white on red"))
         out.append(line)
     return out
 
@@ -892,7 +892,8 @@ def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, wi
     if narrative is not None and len(narrative) != len(trace.steps):
         narrative = None
     if v is not None:
-        out.append([("violated: ", "bold red"), (v.property, "bold red"), (f" at step {v.step}", None)])
+        out.append([("violated: ", "bold red"), (v.property, "bold red"),
+                    (f" after step {v.step}" if _after(v) else f" at step {v.step}", None)])
         out.append([("  ", None), (v.message, None)])
     else:
         out.append([("no violation recorded in this trace", None)])
@@ -1035,3 +1036,9 @@ def render_show(trace: Trace, *, step: int | None = None, diff: bool = False,
     """`ownership show TRACE`: the terminal view, plain or coloured."""
     lines = render_view(trace, step=step, diff=diff, width=width, narrative=narrative)
     return to_ansi(lines) if color else to_plain(lines)
+
+
+def _after(v: Any) -> str:
+    """A log's divergence from a spec (ownership monitor --spec) is found after the trace's last
+    step: the log's next action, refused by the spec, is not a step of it."""
+    return " after this step" if v.property == "diverged" else ""
