@@ -22,8 +22,8 @@ from .lang.loader import (
     split_ref,
 )
 from .lang.model import Model
-from .result import CheckResult
-from .trace import ReplayResult, Trace, replay
+from .result import CheckResult, Verdict
+from .trace import ReplayResult, Trace, Violation, replay
 
 ENGINES = ("explicit", "bmc", "fuzz")
 
@@ -57,7 +57,7 @@ def nothing_to_check(model: Model) -> None:
             f"nothing to check: requests={model.requests} runs no request, so no property can fail"
             " and a pass would mean nothing; give --param requests=1 or more"
         )
-    if not model.checked():
+    if not model.checked() and not model.liveness_checked():
         skipped = " ".join(f"--skip {name}" for name in sorted(model.skip))
         raise UsageError(
             f"nothing to check: every property of {model.spec_cls.__name__} is skipped ({skipped}),"
@@ -133,12 +133,16 @@ def check(
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
     nothing_to_check(model)
+    refuse_liveness(model, engine, symmetry=symmetry)
     seconds = limits.seconds_left(max_seconds)  # what loading and tracing left of the limit
     with limits.phase(f"preparing the {engine} engine's search", engine=True):
         result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
                              reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                              profile=profile, database=database, max_memory=max_memory, workers=workers,
                              symmetry=symmetry)
+    if model.liveness_checked():
+        result = _check_liveness(model, engine, result, max_states=max_states,
+                                 max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
         result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
@@ -160,6 +164,57 @@ def check(
         result.trace.spec = spec_ref(spec)
         result.trace.version = version
         result.trace.reproduce = result.reproduce
+    return result
+
+
+def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> None:
+    """Refuse a liveness property an engine cannot check, rather than pass it unchecked."""
+    live = model.liveness_checked()
+    if not live:
+        return
+    skip = " ".join(f"--skip {n}" for n in live)
+    if engine in ("bmc", "prove"):
+        what = ("is not proved by induction" if engine == "prove" else
+                "is not checked by the bmc engine yet (a lasso-shaped bounded search is planned)")
+        raise UsageError(f"liveness {', '.join(live)} {what}: check it with `ownership check` (the explicit"
+                         f" engine, over every reachable state), or leave it out here with {skip}")
+    if symmetry:
+        raise UsageError(f"--symmetry is not sound for liveness yet ({', '.join(live)}): a cycle up to symmetry is"
+                         f" not a cycle of the spec; check without --symmetry, or leave them out with {skip}")
+
+
+def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None,
+                    max_seconds: float | None, reporter: Any) -> CheckResult:
+    """Liveness after the safety search: on the explicit engine once every reachable state is
+    covered and safe; otherwise each liveness property says why it was not checked."""
+    from .engines import liveness
+
+    live = model.liveness_checked()
+    result.fairness = liveness.fairness_text(model)
+    if engine == "fuzz":
+        why = "not checked by fuzz: a random run cannot show that something never happens (use the explicit engine)"
+    elif result.verdict is Verdict.VIOLATED:
+        why = "not checked: the search stopped at a safety violation"
+    elif result.verdict is not Verdict.VERIFIED:
+        why = "not checked: liveness needs every reachable state, and the search stopped before"
+    else:
+        with limits.phase("checking liveness on the reachable graph", engine=True):
+            found, stopped = liveness.check(model, states_expected=result.coverage.states, max_states=max_states,
+                                            max_seconds=max_seconds, reporter=reporter)
+        if found is not None:
+            found.model = model
+            found.sometimes = result.sometimes
+            found.fairness = result.fairness
+            found.liveness = {n: ("violated" if n == found.trace.violation.property else "not checked: the search"
+                                  " stopped at the first liveness violation") for n in live}
+            return found
+        if stopped is not None:
+            result.verdict = Verdict.INCONCLUSIVE
+            result.coverage = dataclasses.replace(result.coverage, complete=False, stopped_by=stopped)
+            why = f"not checked: the liveness search was stopped by {stopped}"
+        else:
+            why = "holds on every behaviour"
+    result.liveness = {n: why for n in live}
     return result
 
 
@@ -250,13 +305,13 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
             # "does this fix kill the trace?" means something only if the trace violates without
             # it: a trace cut short or edited would otherwise "no longer violate" (issue 12, 7)
             own = model_for(spec, params=trace.params, fixes=trace.fixes, shipped_only=from_trace)
-            if replay(trace, own).outcome != "violated":
+            if _replayed(trace, own).outcome != "violated":
                 raise TraceFormatError(
                     f"the trace does not violate {trace.violation.property} on spec {trace.spec or spec} with its"
                     f" own fixes ({', '.join(trace.fixes) or 'none'}): it was cut short or edited, or made by"
                     " another version of the spec, so replaying it with other fixes shows nothing. Make the"
                     " trace again with `ownership check ... --out`")
-        result = replay(trace, model)
+        result = _replayed(trace, model)
         if not other_fixes and from_trace and trace.violation is not None and result.outcome != "violated":
             # a shipped spec does not change under a trace: its own run must violate again
             raise TraceFormatError(
@@ -265,6 +320,37 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                 " version of ownership. Make the trace again with `ownership check ... --out`, or replay it"
                 " on your own spec with --spec PATH")
         return result, model
+
+
+def _replayed(trace: Trace, model: Model) -> ReplayResult:
+    """The trace replayed on `model`, a lasso's loop included."""
+    result = replay(trace, model)
+    if trace.loop is not None:
+        _replay_loop(trace, model, result)
+    return result
+
+
+def _replay_loop(trace: Trace, model: Model, result: Any) -> None:
+    """A lasso (a liveness counterexample) replayed to its end: it violates again when its
+    last state closes the loop fairly (or is a dead end) and its property still fails on it."""
+    from .engines import liveness
+
+    name = trace.violation.property if trace.violation is not None else None
+    if result.outcome != "passed" or result.trace is None or name not in model.liveness_checked():
+        return
+    run = result.trace
+    states = [model.parse(step.state) for step in run.steps]
+    by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
+    bindings = [by_label[(step.action, tuple(step.args.values()))] for step in run.steps[1:]]
+    assert trace.loop is not None
+    if liveness.violates(model, states, bindings, trace.loop, name):
+        run.loop = trace.loop
+        assert trace.violation is not None
+        run.violation = Violation(name, trace.violation.step,
+                                  f"{name} still fails on this behaviour: " + trace.violation.message,
+                                  list(trace.violation.requests), list(trace.violation.pages))
+        result.outcome = "violated"
+        result.violation = run.violation
 
 
 def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:

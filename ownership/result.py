@@ -147,6 +147,9 @@ class CheckResult:
     sometimes: dict[str, bool | None] = field(default_factory=dict)  # None: not checked to the end
     model: Any = None  # the ownership.lang.model.Model that was checked (set by ownership.api)
     reproduce: str = ""  # the command that re-runs this check (set by ownership.api)
+    #: each liveness property checked: "holds on every behaviour", "violated", or why not checked
+    liveness: dict[str, str] = field(default_factory=dict)
+    fairness: str = ""   # the fairness the liveness verdict assumed, in words
 
     @property
     def violation(self) -> Any:

@@ -108,6 +108,10 @@ class Trace:
     #: the real page id of each position of a pool's kernel slots, where they are not 0..n-1
     #: (a monitor's trace shows only the pages of its violation, by the engine's own ids)
     page_ids: dict[str, list[int]] = field(default_factory=dict)
+    #: a lasso (a liveness counterexample): the last state is the state of step `loop`, and the
+    #: run repeats steps loop+1.. forever; loop == the last step: the run stops there (no
+    #: action is enabled) and stays. None: a finite run (a safety counterexample).
+    loop: int | None = None
 
     def page_id(self, pool: str, index: int) -> int:
         """The page id shown for position `index` of a pool's kernel slots."""
@@ -572,6 +576,8 @@ def to_itf(trace: Trace) -> dict[str, Any]:
     if trace.page_ids:
         meta["ownership"]["page_ids"] = trace.page_ids
     variables = trace.vars
+    if trace.loop is not None:
+        meta["ownership"]["loop"] = trace.loop
     states = []
     for i, step in enumerate(trace.steps):
         st: dict[str, Any] = {"#meta": {"index": i}}
@@ -580,7 +586,11 @@ def to_itf(trace: Trace) -> dict[str, Any]:
         for var in variables:
             st[var] = _to_itf(step.state[var])
         states.append(st)
-    return {"#meta": meta, "vars": ["mbt::actionTaken", "mbt::nondetPicks", *variables], "states": states}
+    doc: dict[str, Any] = {"#meta": meta, "vars": ["mbt::actionTaken", "mbt::nondetPicks", *variables], "states": states}
+    if trace.loop is not None and trace.loop < len(trace.steps) - 1:
+        # ITF's own field: the index of the state the last state loops back to (a lasso)
+        doc["loop"] = trace.loop
+    return doc
 
 
 def write_output(path: str | Path, text: str, what: str) -> None:
@@ -754,6 +764,9 @@ def _read_our_meta(trace: Trace, ours: dict[str, Any], at: str) -> None:
             raise TraceFormatError(f"{at}.page_ids.{pool}: {len(pages)} page ids for a pool of"
                                    f" {len(held) if isinstance(held, list) else 'no'} pages; expected one per page")
     trace.page_ids = {pool: [int(i) for i in pages] for pool, pages in ids.items()}
+    last_step = len(trace.steps) - 1
+    trace.loop = _field(ours, "loop", at, f"a step number 0..{last_step} (where the run loops back to) or null",
+                        lambda v: v is None or (_is_int(v) and 0 <= v <= last_step), None)
     violation = _field(ours, "violation", at, "an object (the violation) or null",
                        lambda v: v is None or isinstance(v, dict), None)
     if violation:

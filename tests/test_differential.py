@@ -75,7 +75,8 @@ STATS: Counter[str] = Counter()
 
 @pytest.fixture(scope="module", autouse=True)
 def summary(request: pytest.FixtureRequest) -> Any:
-    """Print how many specs each verdict had, and how often symmetry refused one."""
+    """Print how many specs each verdict had, how often symmetry refused one, and how the
+    liveness properties were decided."""
     yield
     if not STATS:
         return
@@ -83,6 +84,9 @@ def summary(request: pytest.FixtureRequest) -> Any:
     text = (f"differential ({PROFILE}): {STATS['specs']} specs compared ({', '.join(parts)}); symmetry refused"
             f" {STATS['symmetry refused']}; loader refused {STATS['loader refused']}; too large"
             f" {STATS['too large']}; disagreeing {STATS['disagreeing']}; specs in {work_dir()}")
+    live = [f"{STATS[k]} {k.removeprefix('liveness: ')}" for k in sorted(STATS) if k.startswith("liveness: ")]
+    if live:
+        text += f"; liveness properties compared with the oracle: {', '.join(live)}"
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:
@@ -122,6 +126,9 @@ def _record(report: Report) -> None:
     if report.symmetry_refused:
         STATS["symmetry refused"] += 1
         event("symmetry refused")
+    for verdict in report.liveness.values():
+        word = {True: "violated", False: "holds", None: "too large for the oracle"}[verdict]
+        STATS[f"liveness: {word}"] += 1
     if report.problems:
         STATS["disagreeing"] += 1
 
@@ -244,13 +251,13 @@ def test_every_finding_gets_the_references_answer_from_every_engine(path: Any) -
 
 
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
-    """The generator is not vacuous: among 60 derandomised specs there are verified and violated
-    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, and
-    seeded errors; and among 40 of
+    """The generator is not vacuous: among 100 derandomised specs there are verified and violated
+    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, fair
+    actions (weak and strong), liveness properties of each kind, and seeded errors; and among 40 of
     the error family, some in which the reference raises a spec error."""
     seen: Counter[str] = Counter()
 
-    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=100, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(specs())
     def look(spec: GeneratedSpec) -> None:
@@ -258,7 +265,10 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
         if report.oracle is not None and not report.skipped:
             seen[report.oracle.decision().verdict] += 1
         for word, feature in (("shared=True", "shared"), ("keys=", "keyed"), ('order="lifo"', "lifo"),
-                              ("fix(", "fix"), ("s.send(", "send"), (".fill(", "fill"), (".where(", "where")):
+                              ("fix(", "fix"), ("s.send(", "send"), (".fill(", "fill"), (".where(", "where"),
+                              ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair"),
+                              ("@leads_to", "leads-to"), ("@eventually", "eventually"),
+                              ("liveness = (", "kernel liveness")):
             if word in spec.source:
                 seen[feature] += 1
         if spec.seeded:
@@ -275,5 +285,5 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     look()
     look_for_errors()
     for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
-                 "seeded"):
+                 "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness"):
         assert seen[what] > 0, (what, seen)

@@ -115,6 +115,11 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         if result.trace is not None:
             doc["steps"] = [s.label() for s in result.trace.steps[1:]]
             doc["narrative"] = narrative
+            if result.trace.loop is not None:
+                doc["loop"] = result.trace.loop
+        if result.liveness:
+            doc["liveness"] = result.liveness
+            doc["fairness"] = result.fairness
         emit_json(doc)
     else:
         echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))

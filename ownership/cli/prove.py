@@ -67,6 +67,7 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         try:
             model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip)
             api.nothing_to_check(model)
+            api.refuse_liveness(model, "prove")
             with limits.phase("preparing the k-induction proof", engine=True):
                 result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
                                        symbolic=symbolic, reporter=progress)

@@ -33,6 +33,7 @@ Engines never print: progress goes to the reporter.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 import os
@@ -749,6 +750,10 @@ class _Search:
             if joining.is_alive():
                 pool.terminate()
                 joining.join(STOP_SECONDS)
+            # the pool's pipes are closed by their __del__: collect them while SIGINT is
+            # blocked, or a second Ctrl-C there prints "Exception ignored ... KeyboardInterrupt"
+            del pool, joining
+            gc.collect()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 

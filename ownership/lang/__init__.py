@@ -8,9 +8,11 @@ from .declare import (
     Request,
     action,
     array,
+    eventually,
     fix,
     ints,
     invariant,
+    leads_to,
     lemma,
     param,
     per_page,
@@ -23,7 +25,7 @@ from .spec import Spec
 from .values import If, Max, Min, all_of, any_of, count, first, has, nth, page, select, without
 
 __all__ = [
-    "If", "Max", "Min", "Request", "Spec", "action", "all_of", "array", "any_of", "count", "first", "fix",
-    "has", "ints", "invariant", "lemma", "nth", "page", "param", "per_page", "per_request", "pool",
+    "If", "Max", "Min", "Request", "Spec", "action", "all_of", "array", "any_of", "count", "eventually", "first", "fix",
+    "has", "ints", "invariant", "leads_to", "lemma", "nth", "page", "param", "per_page", "per_request", "pool",
     "select", "sometimes", "state", "without",
 ]

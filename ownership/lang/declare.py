@@ -394,19 +394,30 @@ class ActionDecl:
     name: str
     args: list[tuple[str, Any]]  # (argument name, domain as declared)
     actor: str | None
+    fair: str | None = None      # "weak" | "strong" | None: the fairness each binding has
 
     @property
     def doc(self) -> str:
         return inspect.getdoc(self.fn) or ""
 
 
-def action(fn: Callable[..., Any] | None = None, *, actor: str | None = None) -> Any:
+#: The fairness an action may declare (`@action(fair=...)`), and what True means.
+FAIRNESS = {True: "weak", "weak": "weak", "strong": "strong", False: None, None: None}
+
+
+def action(fn: Callable[..., Any] | None = None, *, actor: str | None = None, fair: Any = False) -> Any:
     """Mark a method as an action. Argument domains come from annotations:
     `def arrive(self, s, r: Request, n: Length)`. `actor` names the node that acts
-    (e.g. "prefill", "decode", "transfer") for the trace views."""
+    (e.g. "prefill", "decode", "transfer") for the trace views.
+
+    `fair` matters to liveness properties only (`@eventually`, `@leads_to`): True or "weak",
+    each binding of the action (the action at given arguments) that stays enabled runs
+    eventually; "strong", each binding enabled again and again runs eventually. Model with it
+    a timeout, a transfer worker or a scheduler that must run; an action without it may be
+    postponed forever (docs/spec-language.md, "Liveness")."""
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        f.__ownership_action__ = {"actor": actor}  # type: ignore[attr-defined]
+        f.__ownership_action__ = {"actor": actor, "fair": fair}  # type: ignore[attr-defined]
         return f
 
     return mark(fn) if fn is not None else mark
@@ -438,13 +449,36 @@ def lemma(fn: Callable[..., Any]) -> Any:
     return fn
 
 
+def eventually(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> condition`, or `(self, s, r) -> condition` for each request
+    r, that must hold at some point of every behaviour (a liveness property).
+
+    A behaviour is a run from the initial state that either goes on forever, fairly (see
+    `action(fair=...)`), or stops in a state where no action is enabled and stays there."""
+    fn.__ownership_property__ = "eventually"  # type: ignore[attr-defined]
+    return fn
+
+
+def leads_to(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> (p, q)`, or `(self, s, r) -> (p, q)` for each request r: on
+    every behaviour, whenever p holds, q holds then or later (a liveness property), e.g.
+    "a reserved page is eventually read or freed". See `eventually` for what a behaviour is."""
+    fn.__ownership_property__ = "leads-to"  # type: ignore[attr-defined]
+    return fn
+
+
+#: The kinds of property that are liveness properties (checked on behaviours, not states).
+LIVENESS_KINDS = ("eventually", "leads-to")
+
+
 @dataclass
 class PropertyDecl:
-    """A spec's own invariant or sometimes property."""
+    """A spec's own invariant, sometimes, lemma or liveness property."""
 
     fn: Callable[..., Any]
     name: str
-    kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`)
+    kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`) | "eventually" | "leads-to"
+    per_request: bool = False  # a liveness property `(self, s, r)`: one for each request
 
     @property
     def doc(self) -> str:

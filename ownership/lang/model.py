@@ -191,16 +191,32 @@ class Model:
         self.bindings: list[Binding] = self._bindings()
         self.invariants: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "invariant"]
         self.sometimes: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "sometimes"]
+        #: liveness properties: the spec's own (@eventually, @leads_to), then the kernel's it names
+        self.liveness: list[PropertyDecl] = [p for p in self.spec_cls._properties.values()
+                                             if p.kind in ("eventually", "leads-to")]
+        self.kernel_liveness: list[str] = list(dict.fromkeys(self.spec_cls.liveness))
         self.checks_leak = self.spec_cls.checks_leak()
         #: properties the user chose not to check (`--skip`), to see past an early one
         self.skip: frozenset[str] = self._skip(skip)
 
     def property_names(self) -> list[str]:
-        """Every property that can be checked: the kernel's, then the spec's invariants."""
+        """Every property that can be checked: the kernel's, the spec's invariants, then the
+        liveness properties (the spec's, the kernel's it names)."""
         from .properties import PROPERTIES
 
         kernel = [p for p in PROPERTIES if p != "leak" or self.checks_leak]
-        return kernel + [p.name for p in self.invariants]
+        return kernel + [p.name for p in self.invariants] + self._liveness_names()
+
+    def _liveness_names(self) -> list[str]:
+        return [p.name for p in self.liveness] + self.kernel_liveness
+
+    def liveness_checked(self) -> list[str]:
+        """The liveness properties this model checks (not skipped)."""
+        return [n for n in self._liveness_names() if n not in self.skip]
+
+    def fairness(self) -> list[tuple[str, str]]:
+        """The fair actions: (name, "weak" | "strong"), in declaration order."""
+        return [(d.name, d.fair) for d in self.spec_cls._actions.values() if d.fair]
 
     def _skip(self, names: Any) -> frozenset[str]:
         from ..errors import UsageError
@@ -214,8 +230,9 @@ class Model:
         return frozenset(names)
 
     def checked(self) -> list[str]:
-        """The properties this model checks."""
-        return [p for p in self.property_names() if p not in self.skip]
+        """The safety properties this model checks (liveness_checked() says the rest)."""
+        live = set(self._liveness_names())
+        return [p for p in self.property_names() if p not in self.skip and p not in live]
 
     def _add(self, info: SlotInfo, values: list[int], init: list[int]) -> None:
         info.offset = len(init)

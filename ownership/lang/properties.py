@@ -25,10 +25,20 @@ PROPERTIES: dict[str, str] = {
     LEAK: "a finished request still owns a page (it was never returned to the pool)",
 }
 
+EVENTUALLY_RELEASED = "eventually-released"
+EVENTUALLY_LANDED = "eventually-landed"
+
+#: The kernel's liveness properties, which a spec switches on by name (`liveness = (...)` in
+#: its class body): each is checked for every page of every pool.
+LIVENESS: dict[str, str] = {
+    EVENTUALLY_RELEASED: "a page that is owned is, on every behaviour, free again later (pages come back to the pool)",
+    EVENTUALLY_LANDED: "a transfer into a page that is in flight lands later, on every behaviour (no transfer stays in flight forever)",
+}
+
 #: The kernel's operations on the state `s` of an action (ownership.kernel.KernelOperations):
 #: a slot must not take one of these names, or `s.<name>` would not reach it.
 OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "holds", "send", "land", "owned",
               "free_pages", "in_flight", "reused")
 
-__all__ = ["DOUBLE_FREE", "FREE_IN_FLIGHT", "LEAK", "OPERATIONS", "PROPERTIES", "READ_UNOWNED",
-           "STALE_READ", "WRITE_UNOWNED"]
+__all__ = ["DOUBLE_FREE", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
+           "OPERATIONS", "PROPERTIES", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

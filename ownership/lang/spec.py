@@ -19,7 +19,19 @@ import sys
 from typing import Any, ClassVar
 
 from ..errors import SpecError, UsageError
-from .declare import ActionDecl, Fix, Param, Pool, PropertyDecl, Slot, did_you_mean, kebab, param
+from .declare import (
+    FAIRNESS,
+    LIVENESS_KINDS,
+    ActionDecl,
+    Fix,
+    Param,
+    Pool,
+    PropertyDecl,
+    Slot,
+    did_you_mean,
+    kebab,
+    param,
+)
 
 
 def _is_declaration(v: Any) -> bool:
@@ -81,6 +93,10 @@ class Spec(metaclass=_SpecMeta):
     #: `--version 0.5.20` turns on exactly the fixes that release had (docs/spec-language.md).
     releases: ClassVar[dict[str, list[str]]] = {}
 
+    #: The kernel's liveness properties this spec checks, by name (ownership.lang.properties
+    #: LIVENESS: "eventually-released", "eventually-landed"); none unless named.
+    liveness: ClassVar[tuple[str, ...]] = ()
+
     # Filled by __init_subclass__, in declaration order (base classes first).
     _params: ClassVar[dict[str, Param]] = {}
     _fixes: ClassVar[dict[str, Fix]] = {}
@@ -116,10 +132,11 @@ class Spec(metaclass=_SpecMeta):
                 elif callable(value) and hasattr(value, "__ownership_action__"):
                     actions[attr] = _action_decl(value, dict(vars(klass)))
                 elif callable(value) and hasattr(value, "__ownership_property__"):
-                    props[kebab(attr)] = PropertyDecl(value, kebab(attr), value.__ownership_property__)
+                    props[kebab(attr)] = _property_decl(value, kebab(attr))
         _check_names(cls, params, pools, slots, actions, props)
         cls._params, cls._fixes, cls._pools = params, fixes, pools
         cls._slots, cls._actions, cls._properties = slots, actions, props
+        _check_liveness(cls)
         for release, names in cls.releases.items():
             unknown = [n for n in names if n.replace("_", "-") not in fixes]
             if unknown:
@@ -196,7 +213,7 @@ class Spec(metaclass=_SpecMeta):
 def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots: dict[str, Any],
                  actions: dict[str, Any], props: dict[str, Any]) -> None:
     """Refuse declarations whose names mean something else already."""
-    from .properties import PROPERTIES
+    from .properties import LIVENESS, PROPERTIES
 
     file = inspect.getsourcefile(cls) if cls.__module__ != __name__ else None
     state_names = _state_names()
@@ -208,7 +225,7 @@ def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots
                 raise SpecError(f"slot {n!r} of {cls.__name__} would be hidden by s.{n} of the state (an"
                                 " operation of the kernel or of ownership): rename it", file=file)
     for n, decl in props.items():
-        if n in PROPERTIES:
+        if n in PROPERTIES or n in LIVENESS:
             raise SpecError(f"property {n!r} of {cls.__name__} has the name of the kernel's built-in property:"
                             " rename it (the kernel checks that one already)", file=file,
                             line=getattr(getattr(decl.fn, "__code__", None), "co_firstlineno", None))
@@ -241,4 +258,41 @@ def _action_decl(fn: Any, namespace: dict[str, Any]) -> ActionDecl:
                 raise SpecError(f"action {fn.__name__}: cannot evaluate the domain {ann!r} of {name!r}: {e}",
                                 file=file, line=line) from None
         args.append((name, ann))
-    return ActionDecl(fn, fn.__name__, args, fn.__ownership_action__["actor"])
+    fair = fn.__ownership_action__.get("fair", False)
+    if not _is_fairness(fair):
+        raise SpecError(f"action {fn.__name__}: fair={fair!r}; give fair=True (or \"weak\": a binding that stays"
+                        " enabled runs eventually) or fair=\"strong\" (one enabled again and again runs eventually)",
+                        file=file, line=line)
+    return ActionDecl(fn, fn.__name__, args, fn.__ownership_action__["actor"], FAIRNESS[fair])
+
+
+def _is_fairness(value: Any) -> bool:
+    return (value is True or value is False or value is None) or (isinstance(value, str) and value in FAIRNESS)
+
+
+def _property_decl(fn: Any, name: str) -> PropertyDecl:
+    """A property method as declared; a liveness property may take a request `r` as well."""
+    kind = fn.__ownership_property__
+    names = list(inspect.signature(fn).parameters)
+    takes = "(self, s)" if kind not in LIVENESS_KINDS else "(self, s) or (self, s, r)"
+    if names[:2] != ["self", "s"] or len(names) > (3 if kind in LIVENESS_KINDS else 2):
+        raise SpecError(f"property {fn.__name__} must take {takes}: self is the spec, s the state"
+                        + (", r a request (one property for each request)" if kind in LIVENESS_KINDS else "")
+                        + f"; it takes ({', '.join(names)})",
+                        file=inspect.getsourcefile(fn), line=fn.__code__.co_firstlineno)
+    return PropertyDecl(fn, name, kind, per_request=len(names) == 3)
+
+
+def _check_liveness(cls: Any) -> None:
+    """The kernel liveness properties a spec names must exist (`liveness = (...)`)."""
+    from .properties import LIVENESS
+
+    names = cls.liveness
+    if isinstance(names, str) or not isinstance(names, tuple | list) or not all(isinstance(n, str) for n in names):
+        raise SpecError(f"{cls.__name__}.liveness = {names!r}: give a tuple of names of the kernel's liveness"
+                        f" properties ({', '.join(LIVENESS)})", file=inspect.getsourcefile(cls))
+    for n in names:
+        if n not in LIVENESS:
+            raise SpecError(f"{cls.__name__}.liveness names {n!r}, which is not a liveness property of the kernel;"
+                            f" they are: {', '.join(LIVENESS)}." + did_you_mean(n, LIVENESS),
+                            file=inspect.getsourcefile(cls))

@@ -88,6 +88,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         "foreign": trace.foreign,
         "reproduce": trace.reproduce,
         "start": start,
+        "loop": trace.loop,
         "violation": None if v is None else {
             "property": v.property, "step": v.step, "message": v.message,
             "also": list(v.also), "requests": list(v.requests),
@@ -315,6 +316,11 @@ _SCRIPT = r"""
     b.appendChild(el("span", "prop", "violated: " + violation.property));
     b.appendChild(document.createTextNode(" \u2014 " + violation.message));
     if (violation.also.length) { b.appendChild(el("div", null, "also violated at this step: " + violation.also.join(", "))); }
+    if (typeof data.loop === "number" && data.loop >= 0 && data.loop <= last) {
+      b.appendChild(el("div", "loop", data.loop < last
+        ? "a lasso: step " + last + " is the state of step " + data.loop + ", and steps " + (data.loop + 1) + ".." + last + " repeat forever"
+        : "the run stops at step " + last + " (no action is enabled there) and stays there forever"));
+    }
     verdict.appendChild(b);
   } else if (!data.foreign) {
     verdict.appendChild(el("div", "banner good", "no violation recorded in this trace"));

@@ -307,15 +307,30 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append("")
         exhaustive = result.engine in ("explicit", "bmc")
         kind = "Shortest" if exhaustive else "Shrunk"
-        lines.append(f"{kind} counterexample ({len(result.trace.steps) - 1} steps):")
+        loop = result.trace.loop
+        n = len(result.trace.steps) - 1
+        if loop is None:
+            lines.append(f"{kind} counterexample ({n} steps):")
+        elif loop == n:
+            lines.append(f"Counterexample: a behaviour of {n} steps that then stops (no action is enabled at step {n}):")
+        else:
+            lines.append(f"Counterexample: a lasso of {n} steps, whose steps {loop + 1}..{n} repeat forever:")
         narrative = narrate(model, result.trace)
         told = any(narrative)  # a spec that tells nothing of its steps: their changes say what happened
         lines.append(render_trace(result.trace, narrative=narrative, diffs=full or not told))
+        if loop is not None and loop < n:
+            lines.append(f"  ... step {n} is back at the state of step {loop}: steps {loop + 1}..{n} again, forever")
+        elif loop is not None:
+            lines.append(f"  ... and the run stays at step {n} forever")
         if told and not full:
             grids = f"ownership show {trace_path}" if trace_path else "--out FILE, then ownership show FILE"
             lines.append(f"  (the state changes of each step: --full; the page grids: {grids})")
         lines.append("")
-        if exhaustive:
+        if loop is not None:
+            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, and the graph they make"
+                         " for liveness: no shorter path reaches a state where the property's obligation begins;"
+                         " the loop is a short one, not always the shortest.")
+        elif exhaustive:
             order = "depth by depth" if result.engine == "bmc" else "breadth first"
             lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
         else:
@@ -335,6 +350,10 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
     if model.skip:
         notes.append(f"skipped with --skip: {', '.join(sorted(model.skip))}")
     lines.append(f"Properties checked: {', '.join(model.checked())}" + (f" ({'; '.join(notes)})" if notes else ""))
+    for name, how in result.liveness.items():
+        lines.append(f"Liveness {name}: {how}")
+    if result.liveness:
+        lines.append(f"  (assuming {result.fairness})")
     for name, got in result.sometimes.items():
         if got:
             lines.append(f"Sometimes {name}: reached")

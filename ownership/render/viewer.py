@@ -836,6 +836,13 @@ def _timeline(trace: Trace, view: TraceView, narrative: list[str | None] | None 
         if bad and v is not None:
             line.append((f"  <-- violation: {v.property}{_after(v)}", "bold white on red"))
         out.append(line)
+    if trace.loop is not None and trace.loop < n:
+        out.append([("    ", None), (f"{'':>{wn}}  ", None),
+                    (f"... step {n} is the state of step {trace.loop}: steps {trace.loop + 1}..{n} repeat forever",
+                     "bold yellow")])
+    elif trace.loop is not None:
+        out.append([("    ", None), (f"{'':>{wn}}  ", None),
+                    (f"... no action is enabled at step {n}: the run stays there forever", "bold yellow")])
     return out
 
 

@@ -11,7 +11,9 @@ int, bool and page-set slots per request, a scalar slot, a per-page slot and an 
 actions guarded by `s.require`, with arithmetic, `Min`/`Max`, `If`, `&`, `|`, `~`, the
 page-set helpers, every kernel operation, reads of slots written earlier in the same action,
 overwritten slots, and Python `if` on fixes and action arguments; invariants, `sometimes`
-properties and a `finished` hook (the kernel's leak property).
+properties and a `finished` hook (the kernel's leak property); liveness: weakly and strongly
+fair actions, an `@eventually` or `@leads_to` property and the kernel's eventually-released
+or eventually-landed.
 
 Every spec is WELL-SORTED, under the rules the interpreters are being changed to enforce:
 - a condition is a comparison, a bool slot, `&`, `|`, `~` of conditions, has(...), holds(...),
@@ -73,7 +75,7 @@ FEATURES = frozenset({
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
-    "dynamic-index", "literal-request",
+    "dynamic-index", "literal-request", "liveness",
 })
 
 
@@ -977,7 +979,8 @@ class _Writer:
             args.append(f"k: ints(1, {keys})")
             scope.args.append(Expr("k", INT, True, False, 1, keys))
         self.emit("")
-        self.emit("@action")
+        fair = self.pick(["", "", "(fair=True)", '(fair="strong")']) if self.has("liveness") else ""
+        self.emit(f"@action{fair}")
         self.emit(f"def act_{index}(self, s{''.join(', ' + a for a in args)}):")
         self.indent += 1
         # A protocol step: action i runs in a stage up to i (action 0 in the first one) and
@@ -1021,6 +1024,21 @@ class _Writer:
         self.emit(f"return {self.cond(Scope(None)).text}")
         self.indent -= 1
 
+    def live(self, index: int) -> None:
+        """A liveness property: @eventually or @leads_to, per request or of the whole state."""
+        per_request = not self.chance(3)
+        scope = Scope("r" if per_request else None)
+        kind = self.pick(["leads_to", "eventually"])
+        self.emit("")
+        self.emit(f"@{kind}")
+        self.emit(f"def live_{index}(self, s{', r' if per_request else ''}):")
+        self.indent += 1
+        if kind == "leads_to":
+            self.emit(f"return {self.cond(scope).text}, {self.cond(scope).text}")
+        else:
+            self.emit(f"return {self.cond(scope).text}")
+        self.indent -= 1
+
     def lemma(self, index: int) -> None:
         """A @lemma (for prove only): like an invariant, per request after the first stage."""
         self.emit("")
@@ -1054,6 +1072,9 @@ class _Writer:
             self.emit(f'{fx} = fix("a generated fix")')
         for p in self.pools.values():
             self.emit(p.declaration())
+        if self.has("liveness") and self.has("kernel") and self.chance(4):
+            name = self.pick(["eventually-released", "eventually-landed"])
+            self.emit(f'liveness = ("{name}",)')
         for s in self.slots:
             self.emit(s.declaration())
         for i in range(self.int_in(1, 4)):
@@ -1065,13 +1086,15 @@ class _Writer:
             self.sometimes(0)
         if self.has("lemmas") and self.chance(5):
             self.lemma(0)
+        if self.has("liveness") and self.chance(3):
+            self.live(0)
         if self.has("finished") and self.draw(st.booleans()):
             self.finished()
 
 
 #: Names a spec may import from ownership, in the order of the import line.
-_IMPORTABLE = ["If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "array", "count", "first",
-               "fix", "has", "ints", "invariant", "lemma", "nth", "page", "param", "per_page", "per_request",
+_IMPORTABLE = ["If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "array", "count", "eventually",
+               "first", "fix", "has", "ints", "invariant", "leads_to", "lemma", "nth", "page", "param", "per_page", "per_request",
                "pool", "select", "sometimes", "state", "without"]
 
 

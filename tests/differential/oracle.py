@@ -23,6 +23,7 @@ a SpecError on that line is recorded in `unraised`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections import defaultdict
@@ -83,6 +84,8 @@ class Oracle:
     unraised: dict[int, str] = field(default_factory=dict)
     #: errors the reference raised as another exception than a SpecError: location -> exception
     raw: dict[Where, str] = field(default_factory=dict)
+    #: every clean transition: state -> [(binding index, successor)] (for the liveness oracle)
+    graph: dict[tuple[int, ...], list[tuple[int, tuple[int, ...]]]] = field(default_factory=dict)
 
     @property
     def first(self) -> int | None:
@@ -183,7 +186,8 @@ def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | Non
         nxt: list[tuple[int, ...]] = []
         for state in frontier:
             succ = edges.setdefault(state, [])
-            for binding in model.bindings:
+            labelled = out.graph.setdefault(state, [])
+            for b_index, binding in enumerate(model.bindings):
                 result = _step(interp, state, binding, watcher, out, f"{binding.label()} at depth {depth + 1}")
                 if isinstance(result, SpecError):
                     out.errors[depth + 1].add(where(result))
@@ -196,6 +200,7 @@ def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | Non
                     out.violations[depth + 1].update(f.prop for f in result.flags)
                     continue
                 succ.append(result.state)
+                labelled.append((b_index, result.state))
                 if result.state in seen:
                     continue
                 seen.add(result.state)
@@ -284,3 +289,94 @@ def _longest(start: tuple[int, ...], edges: dict[tuple[int, ...], list[tuple[int
 
 
 __all__ = ["MAX_STATES", "Decision", "Oracle", "explore", "where"]
+
+
+# --------------------------------------------------------------------------- liveness
+
+#: The liveness oracle tries every set of not-q states: it gives up (None) beyond this many.
+LIVENESS_MAX = 11
+
+
+def liveness(model: Model, oracle: Oracle) -> dict[str, bool | None]:
+    """Each liveness property of the spec: violated on some fair behaviour (True), on none
+    (False), or too large to decide here (None). Only for a spec whose whole graph is clean
+    (the oracle's decision is verified), so that `oracle.graph` is every reachable state.
+
+    Independent of ownership.engines.liveness: p and q are evaluated through the spec's
+    methods and the shown state (not the kernel's slot offsets), and a fair cycle is found by
+    trying every set S of reachable not-q states: S is strongly connected, has an edge inside,
+    and every weakly fair binding enabled in all of S and every strongly fair binding enabled
+    somewhere in S has an edge inside S; a not-q state with no successor is a dead end."""
+    interp = Concrete(model)
+    view = interp.view
+    states = list(oracle.graph)
+    for succ in oracle.graph.values():
+        for _, t in succ:
+            if t not in oracle.graph:
+                states.append(t)
+                oracle.graph[t] = []
+    fair = {b: binding.action.fair for b, binding in enumerate(model.bindings) if binding.action.fair}
+    out: dict[str, bool | None] = {}
+    checked = model.liveness_checked()
+    for prop in model.liveness:
+        if prop.name not in checked:
+            continue
+        verdicts = []
+        for r in (range(1, model.requests + 1) if prop.per_request else (None,)):
+            args = () if r is None else (r,)
+            ps, qs = {}, {}
+            for st in states:
+                view.reset(st)
+                got = prop.fn(model.spec, view, *args)
+                if prop.kind == "eventually":
+                    ps[st], qs[st] = st == model.initial, _truth(got)
+                else:
+                    ps[st], qs[st] = _truth(got[0]), _truth(got[1])
+            verdicts.append(_violated(oracle.graph, model.initial, ps, qs, fair))
+        out[prop.name] = None if None in verdicts else any(verdicts)
+    for name in model.kernel_liveness:
+        if name not in checked:
+            continue
+        verdicts = []
+        field_name, idle = ("owner", "free") if name == "eventually-released" else ("inflight", "none")
+        shown = {st: model.show(st) for st in states}
+        for pool, info in model.pools.items():
+            key = f"{pool}.{field_name}" if f"{pool}.{field_name}" in shown[model.initial] else f"{pool}.holders"
+            for page in range(info.size):
+                ps = {st: shown[st][key][page] not in (idle, frozenset()) for st in states}
+                qs = {st: not ps[st] for st in states}
+                verdicts.append(_violated(oracle.graph, model.initial, ps, qs, fair))
+        out[name] = None if None in verdicts else any(verdicts)
+    return out
+
+
+def _violated(graph: dict[Any, list[tuple[int, Any]]], initial: Any, p: dict[Any, bool], q: dict[Any, bool],
+              fair: dict[int, str]) -> bool | None:
+    notq = {s for s in graph if not q[s]}
+    if len(notq) > LIVENESS_MAX:
+        return None
+    enabled = {s: {b for b, _ in graph[s]} for s in graph}
+
+    def reach(src: set[Any], inside: set[Any]) -> set[Any]:
+        seen, todo = set(src), list(src)
+        while todo:
+            x = todo.pop()
+            for _, t in graph[x]:
+                if t in inside and t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return seen
+
+    targets = {s for s in notq if not graph[s]}
+    members = sorted(notq, key=repr)
+    for size in range(1, len(members) + 1):
+        for subset in itertools.combinations(members, size):
+            group = set(subset)
+            edges = {b for x in group for b, t in graph[x] if t in group}
+            if not edges or any(reach({x}, group) != group for x in group):
+                continue
+            if all(b in edges for b, f in fair.items()
+                   if (f == "weak" and all(b in enabled[x] for x in group))
+                   or (f == "strong" and any(b in enabled[x] for x in group))):
+                targets |= group
+    return any(p[s] and not q[s] and reach({s}, notq) & targets for s in graph)

@@ -307,6 +307,8 @@ class Report:
     load_error: SpecError | None = None
     skipped: str | None = None       # why the spec was not compared (too large)
     proof: Oracle | None = None      # with @lemma properties: the oracle that counts them (prove)
+    #: the liveness oracle's verdict per property (None: too large for it), when compared
+    liveness: dict[str, bool | None] = field(default_factory=dict)
 
     @property
     def symmetry_refused(self) -> bool:
@@ -406,9 +408,50 @@ def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_s
         report.proof = explore(model, max_states=max_states or MAX_STATES, lemmas=True)
     report.answers = run_engines(spec, path, report.oracle, tuple(e for e in engines if e in ENGINES), report.proof)
     report.problems += compare(report.oracle, report.answers, report.proof)
+    if model.liveness_checked() and report.oracle.decision().verdict == "verified":
+        report.problems += liveness_problems(load(spec, path), report)
     if "steps" in engines:
         report.problems += step_problems(load(spec, path))
     return report
+
+
+def liveness_problems(model: Model, report: Report) -> list[Problem]:
+    """The explicit engine's liveness verdict against the oracle's (oracle.liveness): the
+    property it finds violated must be one the oracle finds violated, and where it finds
+    none, the oracle must find none; its lasso must replay as a violation."""
+    from ownership.engines import liveness as engine
+
+    from .oracle import liveness as reference
+
+    assert report.oracle is not None
+    truth = reference(model, report.oracle)
+    report.liveness = truth
+    try:
+        found, stopped = engine.check(model, states_expected=report.oracle.states)
+    except Exception as e:  # noqa: BLE001 (any failure of the engine is a disagreement)
+        return [Problem("liveness", f"raises {_one_line(f'{type(e).__name__}: {e}')}")]
+    if stopped is not None:
+        return [Problem("liveness", f"stopped by {stopped} without a limit")]
+    decided = {n: v for n, v in truth.items() if v is not None}
+    if found is None:
+        wrong = sorted(n for n, v in decided.items() if v)
+        return [Problem("liveness", f"finds every liveness property holds; the reference finds {', '.join(wrong)}"
+                                    " violated")] if wrong else []
+    trace = found.trace
+    name = trace.violation.property
+    out = []
+    if decided.get(name) is False:
+        out.append(Problem("liveness", f"finds {name} violated; the reference finds it holds on every fair behaviour"))
+    earlier = [n for n in truth if n != name and decided.get(n)]
+    order = list(truth)
+    if any(order.index(n) < order.index(name) for n in earlier):
+        out.append(Problem("liveness", f"reports {name} before {earlier[0]}, which comes first and fails too"))
+    states = [model.parse(step.state) for step in trace.steps]
+    by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
+    bindings = [by_label[(step.action, tuple(step.args.values()))] for step in trace.steps[1:]]
+    if not engine.violates(model, states, bindings, trace.loop, name):
+        out.append(Problem("liveness", f"its lasso for {name} does not replay as a fair violating behaviour"))
+    return out
 
 
 def step_problems(model: Model, limit: int = 40) -> list[Problem]:

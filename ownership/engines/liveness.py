@@ -1,0 +1,427 @@
+"""Liveness on the explicit engine: fair cycles and dead ends of the reachable state graph.
+
+A behaviour of a spec is a run from its initial state that goes on forever, or stops in a
+state where no action is enabled and stays there (a dead end stutters forever; no other
+state may stutter: something enabled always happens, as in SPIN). Fairness, declared on
+actions (`@action(fair=True)` weak, `fair="strong"`), holds for each binding (the action at
+given arguments): weak, a binding enabled in every state of a cycle is taken on it; strong,
+a binding enabled somewhere on a cycle is taken on it.
+
+A property `leads_to(p, q)` fails when some reachable state has p and not q, and from it a
+fair behaviour runs on with q false forever; `eventually(q)` is `leads_to` from the initial
+state. Such a behaviour ends in a dead end of the not-q states, or in a cycle of them that
+can be run fairly: a strongly connected component in which every weakly fair binding
+enabled everywhere has an edge inside, and every strongly fair binding enabled somewhere
+has an edge inside (where one has not, the states enabling it are removed and the rest is
+decomposed again, as Emerson and Lei's algorithm does). The counterexample is a lasso: the
+shortest path to the earliest such p-state, the shortest path on to the component, and a
+cycle through it that takes (or sees disabled) every fair binding the cycle needs.
+
+The graph is built breadth first with the concrete interpreter (the semantics of every
+engine) after the safety search has covered every reachable state; its state count must
+equal that search's, or ownership has a bug (InternalError). Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from ..errors import InternalError, SpecError
+from ..interpret.concrete import Concrete, _v
+from ..lang import sorts
+from ..lang.model import Binding, Model
+from ..lang.properties import EVENTUALLY_RELEASED
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import Trace, Violation, build_trace
+from .explicit import Progress, Reporter
+
+
+@dataclass
+class Graph:
+    """The reachable states (0 initial) with their outgoing edges and a BFS tree."""
+
+    states: list[tuple[int, ...]]
+    succ: list[list[tuple[int, int]]]  # per state: (binding index, target state)
+    parent: list[int]
+    via: list[int]
+    transitions: int = 0
+
+    def path(self, i: int) -> list[int]:
+        """The states of the shortest path from the initial state to state i."""
+        out = []
+        while i != -1:
+            out.append(i)
+            i = self.parent[i]
+        return out[::-1]
+
+
+@dataclass
+class Instance:
+    """One liveness obligation: a property, for one request or one page where it is per-thing."""
+
+    name: str
+    kind: str                    # "eventually" | "leads-to"
+    p: list[bool]                # per state: the trigger (eventually: the initial state only)
+    q: list[bool]                # per state: the goal
+    request: int | None = None
+    page: tuple[str, int] | None = None
+    text_p: str = ""
+    text_q: str = ""
+
+
+@dataclass
+class Lasso:
+    """A counterexample to an instance: the states of the run, where its loop starts, and
+    the step at which the obligation began (its trigger)."""
+
+    states: list[int]
+    bindings: list[int]
+    loop: int          # index into states: the last state equals states[loop] (== last: a dead end)
+    trigger: int       # index into states
+
+
+def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_seconds: float | None,
+                reporter: Reporter | None, report_every: float = 0.5) -> tuple[Graph, str | None]:
+    """Every reachable state and transition, breadth first; (graph, what stopped it or None)."""
+    start = time.monotonic()
+    states = [model.initial]
+    index = {model.initial: 0}
+    succ: list[list[tuple[int, int]]] = []
+    parent, via = [-1], [-1]
+    transitions = 0
+    last = start
+    head = 0
+    stopped: str | None = None
+    try:
+        while head < len(states):
+            state = states[head]
+            out: list[tuple[int, int]] = []
+            for b, binding in enumerate(model.bindings):
+                nxt = interp.step(state, binding)
+                if nxt is None:
+                    continue
+                transitions += 1
+                j = index.get(nxt.state)
+                if j is None:
+                    j = index[nxt.state] = len(states)
+                    states.append(nxt.state)
+                    parent.append(head)
+                    via.append(b)
+                out.append((b, j))
+            succ.append(out)
+            head += 1
+            if max_states is not None and len(states) > max_states:
+                stopped = "max-states"
+                break
+            now = time.monotonic()
+            if max_seconds is not None and now - start >= max_seconds:
+                stopped = "max-seconds"
+                break
+            if reporter is not None and now - last >= report_every:
+                last = now
+                reporter(Progress(len(states), transitions, 0, now - start))
+    except KeyboardInterrupt:
+        stopped = "interrupt"
+    return Graph(states, succ, parent, via, transitions), stopped
+
+
+def instances(model: Model, interp: Concrete, graph: Graph) -> list[Instance]:
+    """The liveness obligations of `model` that are checked, evaluated in every state."""
+    out: list[Instance] = []
+    checked = set(model.liveness_checked())
+    n = len(graph.states)
+    view = interp.view
+    for prop in model.liveness:
+        if prop.name not in checked:
+            continue
+        for r in (range(1, model.requests + 1) if prop.per_request else (None,)):
+            args = () if r is None else (r,)
+            ps, qs = [], []
+            for state in graph.states:
+                view.reset(state)
+                p, q = _evaluate(interp, prop, args)
+                ps.append(p)
+                qs.append(q)
+            if prop.kind == "eventually":
+                ps = [i == 0 for i in range(n)]
+            out.append(Instance(prop.name, prop.kind, ps, qs, request=r))
+    for name in model.kernel_liveness:
+        if name not in checked:
+            continue
+        field = "owner" if name == EVENTUALLY_RELEASED else "inflight"
+        for pool, info in model.pools.items():
+            names = (f"{pool}.{field}",) + ((f"{pool}.holders",) if field == "owner" else ())
+            slot = next(s for s in model.slots if s.name in names)  # a shared pool keeps holders
+            for page in range(info.size):
+                at = slot.offset + page
+                held = [st[at] != 0 for st in graph.states]
+                what = ("owned" if name == EVENTUALLY_RELEASED else "the target of a transfer in flight")
+                goal = ("free" if name == EVENTUALLY_RELEASED else "landed")
+                out.append(Instance(name, "leads-to", held, [not h for h in held], page=(pool, page),
+                                    text_p=f"{pool} page {page} is {what}", text_q=f"{pool} page {page} is {goal}"))
+    return out
+
+
+def _evaluate(interp: Concrete, prop: Any, args: tuple[int, ...]) -> tuple[bool, bool]:
+    """(p, q) of a liveness property in the view's current state (p is True for eventually)."""
+    what = f"{prop.kind} {prop.name}" + (f" (r=r{args[0]})" if args else "")
+    view = interp.view
+    if prop.kind == "eventually":
+        q = interp._run(lambda: view._property(prop.fn, what, *args), f"in {what}")
+        return True, bool(_v(q))
+
+    def pair() -> tuple[Any, Any]:
+        got = prop.fn(interp.spec, view, *args)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            code = prop.fn.__code__
+            raise SpecError(f"leads_to property {prop.name} must return a pair (p, q): whenever p holds, q holds"
+                            f" then or later; it returned {type(got).__name__}",
+                            file=code.co_filename, line=code.co_firstlineno)
+        sorts.condition(got[0], f"{what}, its p")
+        sorts.condition(got[1], f"{what}, its q")
+        return got
+
+    p, q = interp._run(pair, f"in {what}")
+    return bool(_v(p)), bool(_v(q))
+
+
+def find_lasso(graph: Graph, inst: Instance, fair: dict[int, str]) -> Lasso | None:
+    """A fair behaviour on which `inst` fails, as a lasso; None when it holds on every one."""
+    bad = [not q for q in inst.q]
+    h = nx.DiGraph()
+    h.add_nodes_from(i for i, b in enumerate(bad) if b)
+    h.add_edges_from((i, j) for i in h.nodes for _, j in graph.succ[i] if bad[j])
+    enabled = [{b for b, _ in out} for out in graph.succ]
+    accepting: dict[int, set[int] | None] = {}   # state -> its fair component (None: a dead end)
+    for c in _fair_components(h, set(h.nodes), graph, fair, enabled):
+        for i in c:
+            accepting[i] = c
+    for i in h.nodes:
+        if not graph.succ[i]:
+            accepting[i] = None
+    if not accepting:
+        return None
+    # the not-q states from which a fair not-q behaviour goes on: backward reach from them
+    can = set(accepting)
+    todo = deque(accepting)
+    while todo:
+        j = todo.popleft()
+        for i in h.predecessors(j):
+            if i not in can:
+                can.add(i)
+                todo.append(i)
+    triggers = [i for i in range(len(graph.states)) if inst.p[i] and i in can]
+    if not triggers:
+        return None
+    depth = _depths(graph)
+    trigger = min(triggers, key=lambda i: (depth[i], i))
+    prefix = graph.path(trigger)
+    on = _bfs(h, trigger, lambda i: i in accepting, allowed=None)
+    states = prefix + on[1:]
+    end = states[-1]
+    component = accepting[end]
+    bindings = [_edge(graph, a, b) for a, b in zip(states, states[1:])]
+    loop = len(states) - 1
+    if component is not None:  # else a dead end: the run stops there, q false forever
+        cycle, via = _cycle(graph, component, end, fair, enabled)
+        states = states + cycle[1:]
+        bindings = bindings + via
+    return Lasso(states, bindings, loop, len(prefix) - 1)
+
+
+def _fair_components(h: nx.DiGraph, nodes: set[int], graph: Graph, fair: dict[int, str],
+                     enabled: list[set[int]]) -> Iterable[set[int]]:
+    """The strongly connected parts of h[nodes] on which a cycle can run fairly."""
+    work = [set(c) for c in nx.strongly_connected_components(h.subgraph(nodes))]
+    while work:
+        c = work.pop()
+        if len(c) == 1:
+            (i,) = c
+            if not h.has_edge(i, i):
+                continue  # no cycle here
+        inside = {b for i in c for b, j in graph.succ[i] if j in c}
+        some: set[int] = set()
+        every: set[int] | None = None
+        for i in c:
+            mine = {b for b in enabled[i] if b in fair}
+            some |= mine
+            every = mine if every is None else every & mine
+        strong = [b for b in some if fair[b] == "strong" and b not in inside]
+        if strong:  # never taken inside: only the states where it is disabled can cycle fairly
+            rest = {i for i in c if strong[0] not in enabled[i]}
+            work.extend(set(x) for x in nx.strongly_connected_components(h.subgraph(rest)))
+            continue
+        if any(b not in inside for b in every or ()):
+            continue  # a weakly fair binding enabled throughout and never taken
+        yield c
+
+
+def _cycle(graph: Graph, c: set[int], start: int, fair: dict[int, str],
+           enabled: list[set[int]]) -> tuple[list[int], list[int]]:
+    """A cycle in component c from `start` back to it that is fair: it takes every fair
+    binding that has an edge inside c and is enabled on c, or passes a state where it is
+    disabled (a weakly fair one), so that no fair binding is postponed forever. Returns its
+    states (start first and last) and the binding of each of its edges."""
+    sub = nx.DiGraph()
+    sub.add_nodes_from(c)
+    sub.add_edges_from((i, j) for i in c for _, j in graph.succ[i] if j in c)
+    walk, via = [start], []
+
+    def go(path: list[int]) -> None:
+        for a, b in zip(path, path[1:]):
+            walk.append(b)
+            via.append(_edge(graph, a, b))
+
+    for b in sorted({b for i in c for b in enabled[i] if b in fair}):
+        if b in via or (fair[b] == "weak" and any(b not in enabled[i] for i in walk)):
+            continue  # the walk so far takes it, or passes a state where it is disabled
+        off = {i for i in c if b not in enabled[i]}
+        if fair[b] == "weak" and off:
+            go(_bfs(sub, walk[-1], off.__contains__, allowed=c))
+            continue
+        tails = {i for i in c if any(x == b and j in c for x, j in graph.succ[i])}
+        go(_bfs(sub, walk[-1], tails.__contains__, allowed=c))
+        walk.append(next(j for x, j in graph.succ[walk[-1]] if x == b and j in c))
+        via.append(b)
+    go(_bfs(sub, walk[-1], lambda i: i == start, allowed=c, leave=len(walk) == 1))
+    return walk, via
+
+
+def _bfs(g: nx.DiGraph, src: int, goal: Callable[[int], bool], *, allowed: set[int] | None,
+         leave: bool = False) -> list[int]:
+    """The shortest path in g from src to a goal state (src itself unless `leave`: a cycle)."""
+    if goal(src) and not leave:
+        return [src]
+    prev = {src: -1}
+    todo = deque([src])
+    while todo:
+        i = todo.popleft()
+        for j in g.successors(i):
+            if allowed is not None and j not in allowed:
+                continue
+            if goal(j):
+                path = [j, i]
+                while prev[path[-1]] != -1:
+                    path.append(prev[path[-1]])
+                return path[::-1]
+            if j not in prev:
+                prev[j] = i
+                todo.append(j)
+    raise InternalError("liveness: a state the search found reachable has no path to it")
+
+
+def _edge(graph: Graph, a: int, b: int) -> int:
+    """The first binding (in the engine's order) leading from state a to state b."""
+    for x, j in graph.succ[a]:
+        if j == b:
+            return x
+    raise InternalError("liveness: a lasso uses a transition the graph does not have")
+
+
+def _depths(graph: Graph) -> list[int]:
+    depth = [0] * len(graph.states)
+    for i in range(1, len(graph.states)):
+        depth[i] = depth[graph.parent[i]] + 1
+    return depth
+
+
+def fairness_text(model: Model) -> str:
+    """The fairness a liveness verdict assumed, in words."""
+    fair = model.fairness()
+    if not fair:
+        return "no action is fair: any enabled action may be postponed forever while another runs"
+    weak = [n for n, f in fair if f == "weak"]
+    strong = [n for n, f in fair if f == "strong"]
+    parts = ([f"weak fairness of {', '.join(weak)}"] if weak else []) + \
+            ([f"strong fairness of {', '.join(strong)}"] if strong else [])
+    return " and ".join(parts) + " (for each of their bindings)"
+
+
+def _message(model: Model, inst: Instance, lasso: Lasso, trace: Trace) -> str:
+    who = f" for request {model.request_name(inst.request)}" if inst.request is not None else ""
+    start = lasso.trigger
+    if inst.kind == "eventually":
+        head = f"{inst.name}{who}: it never holds"
+    elif inst.page is not None:
+        head = f"{inst.name}: {inst.text_p} at step {start} and never {inst.text_q.split(' is ')[-1]} after"
+    else:
+        head = f"{inst.name}{who}: its p holds at step {start} and its q never holds after"
+    last = len(lasso.states) - 1
+    if lasso.loop == last:
+        tail = f"the run stops at step {last}, where no action is enabled, and stays there forever"
+    else:
+        tail = f"the run then repeats steps {lasso.loop + 1}..{last} forever (step {last} is the state of step {lasso.loop})"
+    return f"{head}: {tail}; assuming {fairness_text(model)}"
+
+
+def check(model: Model, *, states_expected: int | None, max_states: int | None = None,
+          max_seconds: float | None = None, reporter: Reporter | None = None) -> tuple[CheckResult | None, str | None]:
+    """Check every liveness property of `model` on its reachable graph.
+
+    Returns (a VIOLATED result with a lasso trace, None) at the first property that fails,
+    (None, None) when all hold on every behaviour, or (None, what stopped the search)."""
+    interp = Concrete(model)
+    start = time.monotonic()
+    graph, stopped = build_graph(model, interp, max_states=max_states, max_seconds=max_seconds, reporter=reporter)
+    if stopped is not None:
+        return None, stopped
+    if states_expected is not None and len(graph.states) != states_expected:
+        raise InternalError(f"the liveness graph of {model.spec_cls.__name__} has {len(graph.states):,} states and"
+                            f" the safety search {states_expected:,}: the two searches disagree")
+    fair = {b: binding.action.fair for b, binding in enumerate(model.bindings) if binding.action.fair}
+    for inst in instances(model, interp, graph):
+        lasso = find_lasso(graph, inst, fair)
+        if lasso is None:
+            continue
+        trace = build_trace(model, [graph.states[i] for i in lasso.states],
+                            [model.bindings[b] for b in lasso.bindings], [], engine="explicit")
+        trace.loop = lasso.loop
+        requests = [model.request_name(inst.request)] if inst.request is not None else []
+        pages = [inst.page] if inst.page is not None else []
+        trace.violation = Violation(inst.name, lasso.trigger, _message(model, inst, lasso, trace), requests, pages)
+        # the whole graph was explored: the coverage is complete, though a property fails
+        cov = Coverage(len(graph.states), graph.transitions, max(_depths(graph)), complete=True,
+                       stopped_by=None, seconds=time.monotonic() - start)
+        return CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), None
+    return None, None
+
+
+def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding], loop: int, name: str) -> bool:
+    """Whether the lasso `states` (the last equal to states[loop], or a dead end when loop is
+    the last index) is a fair behaviour on which property `name` fails: replaying a trace."""
+    interp = Concrete(model)
+    last = len(states) - 1
+    if not 0 <= loop <= last:
+        return False
+    cycle = states[loop:last] if loop < last else [states[last]]
+    enabled = []
+    for st in cycle:
+        enabled.append({b for b, binding in enumerate(model.bindings) if interp.step(st, binding) is not None})
+    if loop == last:
+        if enabled[0]:
+            return False  # not a dead end: the run does not stop there
+    else:
+        if states[last] != states[loop]:
+            return False
+        number = {id(b): k for k, b in enumerate(model.bindings)}
+        taken = {number[id(b)] for b in bindings[loop:]}
+        for b, binding in enumerate(model.bindings):
+            f = binding.action.fair
+            if f == "weak" and all(b in e for e in enabled) and b not in taken:
+                return False
+            if f == "strong" and any(b in e for e in enabled) and b not in taken:
+                return False
+    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    for inst in (i for i in instances(model, interp, graph) if i.name == name):
+        for t in range(len(states)):
+            # q must stay false from t on, forever: after the last state the run repeats the
+            # loop, so a trigger inside the loop needs q false on the whole loop too
+            if inst.p[t] and not any(inst.q[u] for u in range(min(t, loop), len(states))):
+                return True
+    return False

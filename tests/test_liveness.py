@@ -1,0 +1,261 @@
+"""Liveness: @eventually, @leads_to, the kernel's eventually-released, and fairness.
+
+The explicit engine finds a fair behaviour on which a property fails (a lasso, or a run that
+stops in a dead end) on the reachable graph; the lasso round-trips through ITF and replays;
+engines that cannot check liveness refuse it instead of passing it unchecked. The engine's
+search for fair cycles is compared with an independent oracle on random graphs: it
+enumerates every set of states instead of decomposing into components."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from conftest import run_cli, spec_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ownership.engines import liveness
+from ownership.engines.liveness import Graph, Instance
+from ownership.trace import read_itf
+
+RETRY = spec_path("liveness/retry.py")
+STRANDED = spec_path("liveness/stranded.py")
+
+
+def test_a_lost_notice_retried_forever_is_a_lasso_without_fairness_of_done():
+    r = run_cli("check", f"{RETRY}:Retry")
+    assert r.code == 1, r.out + r.err
+    assert "violated: a-wait-ends" in r.out
+    assert "a-wait-ends for request r1: its p holds at step 1 and its q never holds after" in r.out
+    assert "Counterexample: a lasso of 3 steps, whose steps 2..3 repeat forever:" in r.out
+    assert "step 3 is back at the state of step 1" in r.out
+    assert "assuming weak fairness of lose, resend (for each of their bindings)" in r.out
+
+
+def test_weak_fairness_of_done_does_not_end_the_wait_and_strong_fairness_does():
+    """done is disabled while the notice is lost: weakly fair, it may still never run."""
+    weak = run_cli("check", f"{RETRY}:RetryWeak", "--json")
+    doc = json.loads(weak.out)
+    assert weak.code == 1 and doc["violation"]["property"] == "a-wait-ends"
+    assert doc["steps"] == ["start(r=r1)", "lose(r=r1)", "resend(r=r1)"] and doc["loop"] == 1
+    assert doc["liveness"] == {"a-wait-ends": "violated"}
+    strong = run_cli("check", f"{RETRY}:RetryStrong")
+    assert strong.code == 0, strong.out + strong.err
+    assert "verified: no violation in all 4 reachable states" in strong.out
+    assert "Liveness a-wait-ends: holds on every behaviour" in strong.out
+    assert "strong fairness of done" in strong.out
+
+
+def test_pages_held_for_a_request_prefill_retired_come_back_only_through_the_timeout():
+    ok = run_cli("check", STRANDED)
+    assert ok.code == 0, ok.out + ok.err
+    assert "Liveness every-request-leaves: holds on every behaviour" in ok.out
+    assert "Liveness eventually-released: holds on every behaviour" in ok.out
+    assert "no action is fair" in ok.out
+    bad = run_cli("check", STRANDED, "--fix", "no-timeout")
+    assert bad.code == 1
+    assert "Counterexample: a behaviour of 2 steps that then stops (no action is enabled at step 2)" in bad.out
+    pages = run_cli("check", STRANDED, "--fix", "no-timeout", "--skip", "every-request-leaves", "--json")
+    doc = json.loads(pages.out)
+    assert doc["violation"]["property"] == "eventually-released"
+    assert doc["violation"]["pages"] == [{"pool": "decode", "page": 0}]
+    assert doc["violation"]["step"] == 1 and doc["loop"] == 2
+    assert "decode page 0 is owned at step 1 and never free after" in doc["violation"]["message"]
+
+
+def test_a_lasso_round_trips_through_itf_and_replays_only_where_it_is_still_fair(tmp_path):
+    out = tmp_path / "l.json"
+    run_cli("check", f"{RETRY}:RetryWeak", "--out", str(out))
+    doc = json.loads(out.read_text())
+    assert doc["loop"] == 1 and doc["#meta"]["ownership"]["loop"] == 1
+    trace = read_itf(str(out))
+    assert trace.loop == 1 and trace.violation.property == "a-wait-ends"
+    again = run_cli("replay", str(out), "--spec", f"{RETRY}:RetryWeak")
+    assert again.code == 1 and "still violated" in again.out
+    # under strong fairness of done the same loop is not a behaviour: it no longer violates
+    fair = run_cli("replay", str(out), "--spec", f"{RETRY}:RetryStrong")
+    assert fair.code == 0 and "no longer violates" in fair.out
+    shown = run_cli("show", str(out), "--no-pager")
+    assert "step 3 is the state of step 1: steps 2..3 repeat forever" in shown.out
+    # a loop that points past the trace is bad input
+    doc["#meta"]["ownership"]["loop"] = 9
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = run_cli("show", str(bad), "--no-pager")
+    assert r.code == 2 and "#meta.ownership.loop" in r.err
+
+
+def test_a_dead_end_replays_as_a_dead_end(tmp_path):
+    out = tmp_path / "d.json"
+    run_cli("check", STRANDED, "--fix", "no-timeout", "--out", str(out))
+    assert run_cli("replay", str(out), "--spec", STRANDED).code == 1
+    # with the timeout the last state is no dead end any more: the run does not stop there
+    from ownership.api import replay_trace
+
+    result, _ = replay_trace(read_itf(str(out)), spec=STRANDED, fixes=[])
+    assert result.outcome == "passed"
+    again, _ = replay_trace(read_itf(str(out)), spec=STRANDED, fixes=["no-timeout"])
+    assert again.outcome == "violated" and again.violation.property == "every-request-leaves"
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--engine", "bmc"), "is not checked by the bmc engine yet"),
+    (("--symmetry",), "--symmetry is not sound for liveness yet"),
+])
+def test_engines_that_cannot_check_liveness_refuse_it_and_say_how_to_leave_it_out(args, words):
+    r = run_cli("check", f"{RETRY}:RetryStrong", *args)
+    assert r.code == 2 and words in r.err and "--skip a-wait-ends" in r.err
+    proof = run_cli("prove", f"{RETRY}:RetryStrong")
+    assert proof.code == 2 and "is not proved by induction" in proof.err
+    skipped = run_cli("check", f"{RETRY}:RetryStrong", *args, "--skip", "a-wait-ends")
+    assert skipped.code == 0, skipped.out + skipped.err
+
+
+def test_fuzz_says_it_did_not_check_liveness():
+    r = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", "--runs", "20", "--seed", "1")
+    assert r.code == 0 and "bounded" in r.out
+    assert "Liveness a-wait-ends: not checked by fuzz" in r.out
+
+
+def test_a_bounded_safety_search_leaves_liveness_unchecked_and_says_so():
+    r = run_cli("check", f"{RETRY}:Retry", "--max-states", "2")
+    assert r.code == 0 and "bounded" in r.out
+    assert "Liveness a-wait-ends: not checked: liveness needs every reachable state" in r.out
+
+
+BAD_SPECS = {
+    "a leads_to that returns one condition": (
+        "    @leads_to\n    def p(self, s, r):\n        return s.stage[r] == 1\n",
+        "must return a pair (p, q)"),
+    "an unknown fairness": (
+        "    @action(fair='sometimes')\n    def go(self, s, r: Request):\n        s.stage[r] = 1\n",
+        "fair='sometimes'"),
+    "a liveness property with two requests": (
+        "    @eventually\n    def p(self, s, r, q):\n        return True\n", "must take (self, s) or (self, s, r)"),
+    "an unknown kernel liveness": ("    liveness = ('eventually-freed',)\n", "not a liveness property of the kernel"),
+    "a property named like the kernel's": (
+        "    @eventually\n    def eventually_released(self, s):\n        return True\n",
+        "has the name of the kernel's built-in property"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_a_malformed_liveness_declaration_is_a_spec_error_with_its_file(case, tmp_path):
+    body, words = BAD_SPECS[case]
+    path = tmp_path / "bad.py"
+    path.write_text(
+        "from ownership import Request, Spec, action, eventually, leads_to, param, per_request\n\n\n"
+        "class Bad(Spec):\n    requests = param(1, 'requests')\n    stage = per_request(int_range := None) if False else None\n"
+        .replace("    stage = per_request(int_range := None) if False else None\n", "")
+        + "    from ownership import ints as _ints\n    stage = per_request(_ints(0, 1))\n\n"
+        "    @action\n    def step(self, s, r: Request):\n        s.require(s.stage[r] == 0)\n        s.stage[r] = 1\n\n"
+        + body)
+    r = run_cli("check", str(path))
+    assert r.code == 2, r.out + r.err
+    assert words in r.err and str(path) in r.err and "Traceback" not in r.err
+
+
+# --------------------------------------------------------------------------- against an oracle
+
+
+def _oracle(graph: Graph, inst: Instance, fair: dict[int, str]) -> bool:
+    """Whether a fair behaviour violates `inst`, by brute force: some p-state reaches, through
+    not-q states, a not-q dead end, or a set S of not-q states that is strongly connected,
+    has an edge inside, and on which every weakly fair binding enabled everywhere and every
+    strongly fair binding enabled somewhere has an edge inside S."""
+    n = len(graph.states)
+    bad = [not q for q in inst.q]
+    enabled = [{b for b, _ in out} for out in graph.succ]
+
+    def reach(src: set[int], inside: set[int]) -> set[int]:
+        seen, todo = set(src), list(src)
+        while todo:
+            i = todo.pop()
+            for _, j in graph.succ[i]:
+                if j in inside and j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        return seen
+
+    notq = {i for i in range(n) if bad[i]}
+    targets = {i for i in notq if not graph.succ[i]}
+    for size in range(1, len(notq) + 1):
+        for subset in itertools.combinations(sorted(notq), size):
+            s = set(subset)
+            edges = [(i, b, j) for i in s for b, j in graph.succ[i] if j in s]
+            if not edges or any(reach({i}, s) != s for i in s):
+                continue
+            inside = {b for _, b, _ in edges}
+            ok = all(b in inside for b, f in fair.items()
+                     if (f == "weak" and all(b in enabled[i] for i in s))
+                     or (f == "strong" and any(b in enabled[i] for i in s)))
+            if ok:
+                targets |= s
+    reachable = reach({0}, set(range(n)))
+    for i in reachable:
+        if inst.p[i] and bad[i] and reach({i}, notq) & targets:
+            return True
+    return False
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 6))
+    k = draw(st.integers(1, 3))  # bindings
+    succ = []
+    for _ in range(n):
+        out = draw(st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, n - 1)), max_size=4, unique_by=lambda e: e[0]))
+        succ.append(sorted(out))
+    # a BFS tree from state 0 (the engine reads shortest prefixes from it)
+    parent, via = [-1] * n, [-1] * n
+    seen, todo = {0}, [0]
+    while todo:
+        i = todo.pop(0)
+        for b, j in succ[i]:
+            if j not in seen:
+                seen.add(j)
+                parent[j], via[j] = i, b
+                todo.append(j)
+    keep = sorted(seen)  # only reachable states, renumbered in BFS order of discovery
+    index = {s: t for t, s in enumerate(keep)}
+    succ2 = [[(b, index[j]) for b, j in succ[i]] for i in keep]
+    parent2 = [index[parent[i]] if parent[i] != -1 else -1 for i in keep]
+    via2 = [via[i] for i in keep]
+    m = len(keep)
+    fair = draw(st.dictionaries(st.integers(0, k - 1), st.sampled_from(["weak", "strong"])))
+    p = draw(st.lists(st.booleans(), min_size=m, max_size=m))
+    q = draw(st.lists(st.booleans(), min_size=m, max_size=m))
+    graph = Graph([(i,) for i in range(m)], succ2, parent2, via2)
+    return graph, Instance("prop", "leads-to", p, q), fair
+
+
+@settings(max_examples=400, deadline=None)
+@given(graphs())
+def test_the_fair_cycle_search_agrees_with_an_oracle_that_tries_every_set_of_states(case):
+    graph, inst, fair = case
+    lasso = liveness.find_lasso(graph, inst, fair)
+    assert (lasso is not None) == _oracle(graph, inst, fair)
+    if lasso is None:
+        return
+    # the lasso is a real path of the graph, from the initial state, through a trigger
+    assert lasso.states[0] == 0
+    for a, b, x in zip(lasso.states, lasso.states[1:], lasso.bindings):
+        assert (x, b) in graph.succ[a]
+    assert inst.p[lasso.states[lasso.trigger]]
+    tail = lasso.states[min(lasso.trigger, lasso.loop):]
+    assert not any(inst.q[i] for i in tail)
+    last = len(lasso.states) - 1
+    if lasso.loop == last:
+        assert not graph.succ[lasso.states[-1]]  # a dead end
+    else:
+        assert lasso.states[-1] == lasso.states[lasso.loop]
+        cycle = lasso.states[lasso.loop:last]
+        taken = set(lasso.bindings[lasso.loop:])
+        enabled = [{b for b, _ in graph.succ[i]} for i in cycle]
+        for b, f in fair.items():
+            if f == "weak" and all(b in e for e in enabled):
+                assert b in taken
+            if f == "strong" and any(b in e for e in enabled):
+                assert b in taken
