@@ -14,7 +14,10 @@ really handed out or took back, for a staging server or a test run:
 - `record_sglang_allocator`: SGLang's PagedTokenToKVPoolAllocator and TokenToKVPoolAllocator
   (token indices are turned into page ids: index // page_size);
 - `record_vllm_block_pool`: vLLM v1's BlockPool (`get_new_blocks`, `touch` for a prefix-cache
-  hit, `free_blocks`), as pages that several requests may hold.
+  hit, `free_blocks`), as pages that several requests may hold;
+- `PDHandoff`: SGLang's prefill/decode KV handoff, over a request's KV receiver (decode:
+  `send_metadata`, the pages it reserved) and KV sender (prefill: `send`, the pages it sends;
+  `poll`, the transfer's Success), paired by bootstrap room as `send` and `land` events.
 
 The allocator's calls are recorded for the request set with `log.acting(request)`; a call
 outside it is recorded for the request `"?"`, which the monitor then reports against (a call
@@ -129,10 +132,22 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
     allocator (PagedTokenToKVPoolAllocator, TokenToKVPoolAllocator) as page events.
 
     Token indices become page ids (index // page_size); an allocation records only the pages
-    it opens (alloc_extend and alloc_decode continue the request's last page first). A free inside free_group_begin /
-    free_group_end is recorded when SGLang really frees it, at free_group_end. Returns the
-    allocator."""
+    it opens (alloc_extend and alloc_decode continue the request's last page first). The
+    frees are `free` and `free_segment` (token indices; what `release_kv_cache` calls, through
+    `free_kv_row`) and `free_page_ids` (page ids). A call made inside another recorded call
+    (free_segment -> free_page_ids, free_group_end -> free) is the outer call's, recorded once.
+    A free inside free_group_begin / free_group_end is recorded when SGLang really frees it, at
+    free_group_end. Returns the allocator."""
     page_size = int(getattr(allocator, "page_size", 1) or 1)
+    depth = [0]  # recorded calls running: only the outermost one is recorded
+
+    def outermost(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, bool]:
+        outer = depth[0] == 0
+        depth[0] += 1
+        try:
+            return original(*args, **kwargs), outer
+        finally:
+            depth[0] -= 1
 
     def pages_of(tokens: Any) -> list[int]:
         return _page_list(t // page_size for t in _values(tokens))
@@ -144,8 +159,8 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
 
     def allocating(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            out = original(*args, **kwargs)
-            if out is not None:
+            out, outer = outermost(original, args, kwargs)
+            if outer and out is not None:
                 got = new_pages(out)
                 if got:
                     log.alloc(node, log.request, got)
@@ -155,16 +170,19 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
     grouped: list[tuple[str, list[int]]] = []
     in_group = [False]
 
-    def freeing(original: Callable[..., Any]) -> Callable[..., Any]:
-        def call(free_index: Any, *args: Any, **kwargs: Any) -> Any:
-            out = original(free_index, *args, **kwargs)
-            got = pages_of(free_index)
-            if in_group[0]:
-                grouped.append((log.request, got))
-            elif got:
-                log.free(node, log.request, got)
-            return out
-        return call
+    def freeing(pages: Callable[[Any], list[int]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+            def call(freed: Any, *args: Any, **kwargs: Any) -> Any:
+                out, outer = outermost(original, (freed, *args), kwargs)
+                if outer:
+                    got = pages(freed)
+                    if in_group[0]:
+                        grouped.append((log.request, got))
+                    elif got:
+                        log.free(node, log.request, got)
+                return out
+            return call
+        return wrap
 
     def group_begin(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -176,7 +194,7 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
             in_group[0] = False
             try:
-                return original(*args, **kwargs)
+                return outermost(original, args, kwargs)[0]
             finally:
                 for request, got in grouped:
                     if got:
@@ -187,7 +205,11 @@ def record_sglang_allocator(allocator: Any, log: EventLog, *, node: str) -> Any:
     for name in ("alloc", "alloc_extend", "alloc_decode"):
         if hasattr(allocator, name):
             _wrap(allocator, name, allocating)
-    _wrap(allocator, "free", freeing)
+    _wrap(allocator, "free", freeing(pages_of))
+    if hasattr(allocator, "free_segment"):
+        _wrap(allocator, "free_segment", freeing(pages_of))
+    if hasattr(allocator, "free_page_ids"):
+        _wrap(allocator, "free_page_ids", freeing(lambda ids: _page_list(_values(ids))))
     if hasattr(allocator, "free_group_begin") and hasattr(allocator, "free_group_end"):
         _wrap(allocator, "free_group_begin", group_begin)
         _wrap(allocator, "free_group_end", group_end)
@@ -243,4 +265,70 @@ def _groups(blocks: Any) -> list[list[Any]]:
     return [items]
 
 
-__all__ = ["UNKNOWN_REQUEST", "EventLog", "record_sglang_allocator", "record_vllm_block_pool", "unrecord"]
+class PDHandoff:
+    """Records SGLang's prefill/decode KV handoff (disaggregation/base/conn.py's sender and
+    receiver interface, any backend) as `send` and `land` events.
+
+    Decode's receiver announces the pages it reserved for a request (`send_metadata(kv_indices,
+    ...)`, page ids); prefill's sender sends pages of its own (`send(kv_indices, ...)`, page ids,
+    one call per chunk). The two nodes never see each other's objects, so the recorder pairs
+    them by the request's bootstrap room, position by position: the i-th page prefill sends
+    lands in the i-th page decode announced. Where prefill sends more pages than decode
+    announced, the extra ones are left out, as Mooncake's transfer worker cuts the source
+    short (`len(dst) < len(src)`). The first time the sender's `poll()` says Success, the
+    request's pages in flight `land` on decode (`success`: the backend's Success value,
+    `KVPoll.Success` of disaggregation/base/conn.py). Wrap the receiver before its
+    `send_metadata` and the sender before its first `send`."""
+
+    def __init__(self, log: EventLog, *, success: Any, prefill: str = "prefill", decode: str = "decode") -> None:
+        self.log = log
+        self.success = success
+        self.prefill = prefill
+        self.decode = decode
+        self._announced: dict[Any, list[int]] = {}  # room -> decode pages, in order
+        self._sent: dict[Any, int] = {}             # room -> how many of them prefill has sent into
+
+    def receiver(self, receiver: Any, request: str, room: Any) -> Any:
+        """Record `receiver.send_metadata`: the decode pages `room`'s KV goes into."""
+
+        def announcing(original: Callable[..., Any]) -> Callable[..., Any]:
+            def call(kv_indices: Any, *args: Any, **kwargs: Any) -> Any:
+                self._announced[room] = _values(kv_indices)
+                self._sent[room] = 0
+                return original(kv_indices, *args, **kwargs)
+            return call
+
+        _wrap(receiver, "send_metadata", announcing)
+        return receiver
+
+    def sender(self, sender: Any, request: str, room: Any) -> Any:
+        """Record `sender.send` as a send of `request`'s prefill pages into the decode pages
+        announced for `room`, and its first Success poll as their landing."""
+        landed = [False]
+
+        def sending(original: Callable[..., Any]) -> Callable[..., Any]:
+            def call(kv_indices: Any, *args: Any, **kwargs: Any) -> Any:
+                pages = _values(kv_indices)
+                start = self._sent.get(room, 0)
+                into = self._announced.get(room, [])[start:start + len(pages)]
+                if into:
+                    self.log.send(self.prefill, request, pages[:len(into)], self.decode, into)
+                    self._sent[room] = start + len(into)
+                return original(kv_indices, *args, **kwargs)
+            return call
+
+        def polling(original: Callable[..., Any]) -> Callable[..., Any]:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                state = original(*args, **kwargs)
+                if not landed[0] and state == self.success:
+                    landed[0] = True
+                    self.log.land(self.decode, request)
+                return state
+            return call
+
+        _wrap(sender, "send", sending)
+        _wrap(sender, "poll", polling)
+        return sender
+
+
+__all__ = ["UNKNOWN_REQUEST", "EventLog", "PDHandoff", "record_sglang_allocator", "record_vllm_block_pool", "unrecord"]

@@ -8,7 +8,13 @@ import io
 import json
 
 from ownership.monitor import Monitor, read_events
-from ownership.record import EventLog, record_sglang_allocator, record_vllm_block_pool, unrecord
+from ownership.record import (
+    EventLog,
+    PDHandoff,
+    record_sglang_allocator,
+    record_vllm_block_pool,
+    unrecord,
+)
 
 
 class TokenAllocator:
@@ -208,3 +214,120 @@ def test_an_extension_that_continues_the_last_page_allocates_only_the_new_pages(
         allocator.alloc_decode(third[0])    # token 5: still page 2
     assert first == [2, 3]
     assert [json.loads(x)["pages"] for x in out.getvalue().splitlines()] == [[1], [2]]
+
+
+class SegmentAllocator(TokenAllocator):
+    """SGLang 0.5.23's shape: free_segment -> free_page_ids, and free_group_end -> free, each
+    through `self`, so the recorded wrappers nest (the outer call is the one recorded)."""
+
+    def free_segment(self, indices, *, start_pos: int) -> None:
+        self.free_page_ids([t // self.page_size for t in indices[::self.page_size]])
+
+    def free_page_ids(self, page_ids) -> None:
+        self.free_pages.extend(page_ids)
+
+    def free_group_begin(self) -> None:
+        self.group: list = []
+
+    def free(self, indices) -> None:
+        if getattr(self, "group", None) is not None:
+            self.group += list(indices)
+        else:
+            TokenAllocator.free(self, indices)
+
+    def free_group_end(self) -> None:
+        pending, self.group = self.group, None
+        if pending:
+            self.free(pending)
+
+
+def test_nested_frees_are_recorded_once_by_the_outer_call():
+    """release_kv_cache frees through free_segment, which calls free_page_ids; a free group's
+    end calls free: each page comes back once in the log, for the request that freed it."""
+    out = io.StringIO()
+    log = EventLog(out)
+    allocator = record_sglang_allocator(SegmentAllocator(4), log, node="decode")
+    with log.acting("r1"):
+        a = allocator.alloc(4)
+        allocator.free_segment(a, start_pos=0)
+    with log.acting("r2"):
+        b = allocator.alloc(2)
+    allocator.free_group_begin()
+    with log.acting("r2"):
+        allocator.free(b)
+    allocator.free_group_end()
+    events = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert [(e["event"], e["request"], e["pages"]) for e in events] == [
+        ("alloc", "r1", [1, 2]), ("free", "r1", [1, 2]), ("alloc", "r2", [2]), ("free", "r2", [2])]
+    assert _check(out.getvalue()) is None
+
+
+class KVPoll:
+    WaitingForInput = 2
+    Success = 4
+
+
+class KVReceiver:
+    """The decode side of SGLang's KV transfer interface (disaggregation/base/conn.py)."""
+
+    def send_metadata(self, kv_indices, aux_index=None, state_indices=None, decode_prefix_len=None) -> None:
+        self.announced = list(kv_indices)
+
+
+class KVSender:
+    """The prefill side: send(page ids) per chunk; poll() is Success once the last chunk went."""
+
+    def __init__(self, chunks: int) -> None:
+        self.chunks = chunks
+
+    def send(self, kv_indices, state_indices=None, num_kv_tokens=None) -> None:
+        self.chunks -= 1
+
+    def poll(self) -> int:
+        return KVPoll.Success if self.chunks == 0 else KVPoll.WaitingForInput
+
+
+def _handoff(sent: list[list[int]], reserved: list[int]) -> str:
+    """One request through both nodes: decode reserves `reserved`, prefill writes and sends the
+    chunks `sent`, the transfer concludes, prefill frees its pages, decode reads `reserved`."""
+    out = io.StringIO()
+    log = EventLog(out)
+    handoff = PDHandoff(log, success=KVPoll.Success)
+    receiver = handoff.receiver(KVReceiver(), "r1", room=7)
+    sender = handoff.sender(KVSender(len(sent)), "r1", room=7)
+    log.alloc("decode", "r1", reserved)
+    receiver.send_metadata(reserved, 0)
+    mine = [p for chunk in sent for p in chunk]
+    log.alloc("prefill", "r1", mine)
+    log.write("prefill", "r1", mine)
+    for chunk in sent:
+        assert sender.poll() == KVPoll.WaitingForInput
+        sender.send(chunk)
+    assert sender.poll() == KVPoll.Success and sender.poll() == KVPoll.Success
+    log.free("prefill", "r1", mine)
+    log.read("decode", "r1", reserved)
+    return out.getvalue()
+
+
+def test_the_handoff_pairs_prefill_chunks_with_decode_pages_by_room_and_lands_once():
+    text = _handoff([[1], [2, 3]], [5, 6, 7])
+    events = [json.loads(x) for x in text.splitlines()]
+    sends = [(e["pages"], e["to_pages"]) for e in events if e["event"] == "send"]
+    assert sends == [([1], [5]), ([2, 3], [6, 7])]
+    assert [e["event"] for e in events].count("land") == 1
+    assert _check(text) is None
+
+
+def test_a_placeholder_that_sends_one_page_of_three_is_a_stale_read_at_decodes_read():
+    """The GLM-5.3 incident's shape: prefill sends one page, decode reserved three and reads them."""
+    text = _handoff([[1]], [5, 6, 7])
+    found = _check(text)
+    assert found is not None and found.trace.violation.property == "stale-read"
+    assert found.event.kind == "read" and found.event.line == len(text.splitlines())
+    assert "decode pages 6, 7, never written" in found.message
+
+
+def test_pages_sent_beyond_the_announced_ones_are_left_out_as_the_transfer_worker_cuts_them():
+    text = _handoff([[1, 2]], [5])
+    assert [(e["pages"], e["to_pages"]) for e in map(json.loads, text.splitlines()) if e["event"] == "send"] == [
+        ([1], [5])]
