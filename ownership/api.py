@@ -112,13 +112,15 @@ def check(
     max_memory: int | None = None,
     workers: int = 1,
     symmetry: bool = False,
+    measure: bool = False,
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
     `symbolic` (bmc only): parameters left unknown within a range, `NAME[=LO..HI]`.
     `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search.
     `max_memory`, `workers`, `symmetry` (explicit only): the batch engine's search (the
-    per-state engine takes max_memory only under a command's limits, ownership.limits)."""
+    per-state engine takes max_memory only under a command's limits, ownership.limits).
+    `measure`: also measure the spec's @measure costs (explicit only: the reachable graph)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
     if symbolic and engine != "bmc":
@@ -133,6 +135,10 @@ def check(
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
     nothing_to_check(model)
+    if measure and not model.measures:
+        raise UsageError(f"--measure: spec {model.spec_cls.__name__} declares no @measure to measure")
+    if measure and (engine != "explicit" or symmetry):
+        raise UsageError("--measure needs the explicit engine's search of every reachable state, without --symmetry")
     refuse_liveness(model, engine, symmetry=symmetry)
     seconds = limits.seconds_left(max_seconds)  # what loading and tracing left of the limit
     with limits.phase(f"preparing the {engine} engine's search", engine=True):
@@ -140,9 +146,9 @@ def check(
                              reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                              profile=profile, database=database, max_memory=max_memory, workers=workers,
                              symmetry=symmetry)
-    if model.liveness_checked():
-        result = _check_liveness(model, engine, result, max_states=max_states,
-                                 max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
+        if model.liveness_checked() or measure:
+            result = _check_liveness(model, engine, result, max_states=max_states, measure=measure,
+                                     max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
         result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
@@ -157,6 +163,8 @@ def check(
     extra += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
     if symmetry:
         extra += " --symmetry"
+    if measure:
+        extra += " --measure"
     if engine == "fuzz" and result.coverage.seed is not None:
         extra += f" --seed {result.coverage.seed}"
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=extra)
@@ -183,14 +191,15 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
                          f" not a cycle of the spec; check without --symmetry, or leave them out with {skip}")
 
 
-def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None,
+def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None, measure: bool,
                     max_seconds: float | None, reporter: Any) -> CheckResult:
     """Liveness after the safety search: on the explicit engine once every reachable state is
     covered and safe; otherwise each liveness property says why it was not checked."""
     from .engines import liveness
 
     live = model.liveness_checked()
-    result.fairness = liveness.fairness_text(model)
+    result.fairness = liveness.fairness_text(model) if live else ""
+    graph_why = ""
     if engine == "fuzz":
         why = "not checked by fuzz: a random run cannot show that something never happens (use the explicit engine)"
     elif result.verdict is Verdict.VIOLATED:
@@ -198,10 +207,16 @@ def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_state
     elif result.verdict is not Verdict.VERIFIED:
         why = "not checked: liveness needs every reachable state, and the search stopped before"
     else:
-        with limits.phase("checking liveness on the reachable graph", engine=True):
-            found, stopped = liveness.check(model, states_expected=result.coverage.states, max_states=max_states,
-                                            max_seconds=max_seconds, reporter=reporter)
+        try:
+            with limits.phase("checking liveness on the reachable graph", engine=True):
+                outcome = liveness.check(model, states_expected=result.coverage.states, max_states=max_states,
+                                         max_seconds=max_seconds, reporter=reporter, measure=measure)
+        except KeyboardInterrupt:  # Ctrl-C or a command's limit: the safety verdict's coverage stands
+            outcome = liveness.Outcome(stopped=limits.tripped() or "interrupt")
+        found, stopped = outcome.found, outcome.stopped
+        result.measures = outcome.measures or {}
         if found is not None:
+            found.measures = result.measures
             found.model = model
             found.sometimes = result.sometimes
             found.fairness = result.fairness
@@ -209,12 +224,21 @@ def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_state
                                   " stopped at the first liveness violation") for n in live}
             return found
         if stopped is not None:
+            # the safety search covered every state; the graph of liveness and measures did not
             result.verdict = Verdict.INCONCLUSIVE
-            result.coverage = dataclasses.replace(result.coverage, complete=False, stopped_by=stopped)
-            why = f"not checked: the liveness search was stopped by {stopped}"
+            why = f"not checked: the search of the reachable graph was stopped by {stopped}"
+            graph_why = why
+            result.measures = {}
         else:
             why = "holds on every behaviour"
     result.liveness = {n: why for n in live}
+    if measure and not result.measures:
+        if graph_why:
+            result.measures_note = graph_why.replace("not checked", "not measured")
+        elif result.verdict is Verdict.VIOLATED:
+            result.measures_note = "not measured: the search stopped at a safety violation"
+        else:
+            result.measures_note = "not measured: measures need every reachable state, and the search stopped before"
     return result
 
 
@@ -325,14 +349,15 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
 def _replayed(trace: Trace, model: Model) -> ReplayResult:
     """The trace replayed on `model`, a lasso's loop included."""
     result = replay(trace, model)
-    if trace.loop is not None:
+    if trace.loop is not None or (trace.violation is not None and trace.violation.property in model.within):
         _replay_loop(trace, model, result)
     return result
 
 
 def _replay_loop(trace: Trace, model: Model, result: Any) -> None:
-    """A lasso (a liveness counterexample) replayed to its end: it violates again when its
-    last state closes the loop fairly (or is a dead end) and its property still fails on it."""
+    """A liveness counterexample replayed to its end: a lasso violates again when its last
+    state closes the loop fairly (or is a dead end) and its property still fails on it; a
+    bounded response (leads_to within=N) when the response still comes too late on it."""
     from .engines import liveness
 
     name = trace.violation.property if trace.violation is not None else None
@@ -342,7 +367,6 @@ def _replay_loop(trace: Trace, model: Model, result: Any) -> None:
     states = [model.parse(step.state) for step in run.steps]
     by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
     bindings = [by_label[(step.action, tuple(step.args.values()))] for step in run.steps[1:]]
-    assert trace.loop is not None
     if liveness.violates(model, states, bindings, trace.loop, name):
         run.loop = trace.loop
         assert trace.violation is not None

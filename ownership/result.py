@@ -150,6 +150,10 @@ class CheckResult:
     #: each liveness property checked: "holds on every behaviour", "violated", or why not checked
     liveness: dict[str, str] = field(default_factory=dict)
     fairness: str = ""   # the fairness the liveness verdict assumed, in words
+    #: each @measure over every reachable state (ownership.engines.liveness.Measured); empty
+    #: where it was not computed (another engine, or a search that did not cover every state)
+    measures: dict[str, Any] = field(default_factory=dict)
+    measures_note: str = ""  # why --measure measured nothing, where it did not
 
     @property
     def violation(self) -> Any:

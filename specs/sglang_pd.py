@@ -37,6 +37,7 @@ from ownership import (
     first,
     fix,
     ints,
+    measure,
     param,
     per_request,
     pool,
@@ -265,6 +266,16 @@ class SGLangPD(Spec):
     def a_freed_page_is_reused(self, s):
         """A decode page freed by one request is handed to another while holding the first's KV."""
         return s.reused("decode") != 0
+
+    @measure
+    def stranded_decode_pages(self, s):
+        """Decode pages reserved for requests that prefill retired without telling decode: safe,
+        but held until SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) fires (0.5.20's cost)."""
+        total = 0
+        for r in range(1, self.requests + 1):
+            stranded = (s.p_stage[r] == P.RETIRED) & (s.d_stage[r] == D.WAITING)
+            total = total + If(stranded, count(s.d_table[r]), 0)
+        return total
 
 
 def _count(k, word):

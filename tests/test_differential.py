@@ -87,6 +87,8 @@ def summary(request: pytest.FixtureRequest) -> Any:
     live = [f"{STATS[k]} {k.removeprefix('liveness: ')}" for k in sorted(STATS) if k.startswith("liveness: ")]
     if live:
         text += f"; liveness properties compared with the oracle: {', '.join(live)}"
+    if STATS["measures compared"]:
+        text += f"; measures compared: {STATS['measures compared']}"
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:
@@ -126,6 +128,7 @@ def _record(report: Report) -> None:
     if report.symmetry_refused:
         STATS["symmetry refused"] += 1
         event("symmetry refused")
+    STATS["measures compared"] += report.measured
     for verdict in report.liveness.values():
         word = {True: "violated", False: "holds", None: "too large for the oracle"}[verdict]
         STATS[f"liveness: {word}"] += 1
@@ -250,6 +253,19 @@ def test_every_finding_gets_the_references_answer_from_every_engine(path: Any) -
             report.failure_text() + "".join(f"\n  reference: {t}" for t in unraised))
 
 
+@_settings(LIGHT)
+@given(specs(errors=False, liveness=True))
+def test_liveness_and_measures_agree_with_the_oracle_on_generated_specs(spec: GeneratedSpec) -> None:
+    """Specs that all have a liveness property: where the reference finds every state safe,
+    the explicit engine's liveness verdicts and measures equal the liveness oracle's (every
+    set of states tried), and each lasso it reports replays as a fair violating behaviour."""
+    report = check_spec(spec, ())
+    for verdict in report.liveness.values():
+        event({True: "liveness violated", False: "liveness holds", None: "liveness: too large"}[verdict])
+    _record(report)
+    _fail(report)
+
+
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     """The generator is not vacuous: among 100 derandomised specs there are verified and violated
     ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, fair
@@ -268,7 +284,8 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
                               ("fix(", "fix"), ("s.send(", "send"), (".fill(", "fill"), (".where(", "where"),
                               ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair"),
                               ("@leads_to", "leads-to"), ("@eventually", "eventually"),
-                              ("liveness = (", "kernel liveness")):
+                              ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
+                              ("@measure", "measure")):
             if word in spec.source:
                 seen[feature] += 1
         if spec.seeded:
@@ -281,9 +298,12 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
         report = check_spec(spec, ())
         if report.oracle is not None and report.oracle.ever_raised():
             seen["raises"] += 1
+        if spec.seeded:
+            seen["seeded"] += 1
 
     look()
     look_for_errors()
     for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
-                 "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness"):
+                 "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness",
+                 "bounded response", "measure"):
         assert seen[what] > 0, (what, seen)

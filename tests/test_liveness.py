@@ -57,7 +57,8 @@ def test_pages_held_for_a_request_prefill_retired_come_back_only_through_the_tim
     bad = run_cli("check", STRANDED, "--fix", "no-timeout")
     assert bad.code == 1
     assert "Counterexample: a behaviour of 2 steps that then stops (no action is enabled at step 2)" in bad.out
-    pages = run_cli("check", STRANDED, "--fix", "no-timeout", "--skip", "every-request-leaves", "--json")
+    pages = run_cli("check", STRANDED, "--fix", "no-timeout", "--skip", "every-request-leaves",
+                    "--skip", "retired-pages-return", "--json")
     doc = json.loads(pages.out)
     assert doc["violation"]["property"] == "eventually-released"
     assert doc["violation"]["pages"] == [{"pool": "decode", "page": 0}]
@@ -259,3 +260,103 @@ def test_the_fair_cycle_search_agrees_with_an_oracle_that_tries_every_set_of_sta
                 assert b in taken
             if f == "strong" and any(b in e for e in enabled):
                 assert b in taken
+
+
+# --------------------------------------------------------------------------- bounded response, measures
+
+
+def test_a_bounded_response_fails_when_it_comes_later_than_its_bound_and_replays(tmp_path):
+    """retired-pages-return: the timeout frees the pages 1 step after the retire."""
+    ok = run_cli("check", STRANDED, "--json")
+    assert json.loads(ok.out)["liveness"]["retired-pages-return"] == "holds on every behaviour"
+    out = tmp_path / "w.json"
+    late = run_cli("check", STRANDED, "--param", "timeout_steps=0", "--out", str(out))
+    assert late.code == 1 and "violated: retired-pages-return" in late.out
+    assert "q must hold within 0 steps: q does not hold at steps 2..2" in late.out
+    assert "Counterexample: a run of 2 steps on which the response comes too late:" in late.out
+    trace = read_itf(str(out))
+    assert trace.loop is None and trace.violation.step == 2
+    again = run_cli("replay", str(out), "--spec", STRANDED)
+    assert again.code == 1 and "still violated" in again.out
+    # without the timeout the run stops with the pages held: too late as well, at a dead end
+    dead = run_cli("check", STRANDED, "--fix", "no-timeout", "--skip", "every-request-leaves",
+                   "--skip", "eventually-released")
+    assert "the run stops at step 2, where no action is enabled, with q still false" in dead.out
+
+
+def test_a_measure_reports_its_largest_value_and_how_long_it_stays_above_zero():
+    """stranded-pages: the 2 decode pages of a retired request, until the timeout frees them
+    (1 state); without the timeout they stay forever."""
+    r = run_cli("check", STRANDED, "--measure", "--json")
+    doc = json.loads(r.out)
+    assert doc["measures"] == {"stranded-pages": {"largest": 2, "at_depth": 2, "longest_positive": 1}}
+    text = run_cli("check", STRANDED, "--measure").out
+    assert "Measure stranded-pages: at most 2 (first reached in 2 steps); above 0 for at most 1 consecutive state" in text
+    assert "Measure" not in run_cli("check", STRANDED).out  # only when asked: it builds the whole graph
+    forever = json.loads(run_cli("check", STRANDED, "--fix", "no-timeout", "--skip", "every-request-leaves",
+                                 "--skip", "eventually-released", "--skip", "retired-pages-return", "--measure",
+                                 "--json").out)
+    assert forever["measures"]["stranded-pages"]["longest_positive"] is None
+    # not measured where not every reachable state was covered: null, and it says why
+    bounded = json.loads(run_cli("check", STRANDED, "--max-states", "2", "--measure", "--json").out)
+    assert bounded["measures"] == {"stranded-pages": None}
+    assert bounded["measures_note"].startswith("not measured: measures need every reachable state")
+    for other in (("--engine", "fuzz"), ("--engine", "bmc"), ("--symmetry",)):
+        refused = run_cli("check", STRANDED, *other, "--measure")
+        assert refused.code == 2 and "--measure needs the explicit engine" in refused.err
+    none = run_cli("check", f"{RETRY}:Retry", "--measure")
+    assert none.code == 2 and "declares no @measure" in none.err
+
+
+def test_the_pd_spec_measures_what_the_timeout_costs_in_each_release():
+    """specs/sglang_pd.py: 0.5.19 leaks (nothing to measure: a safety violation); 0.5.20
+    retires after the forward without telling decode, whose pages wait for the timeout."""
+    r = run_cli("check", "sglang_pd", "--release", "0.5.20", "--measure", "--json")
+    doc = json.loads(r.out)
+    assert doc["verdict"] == "verified"
+    assert doc["measures"]["stranded-decode-pages"]["largest"] == 3
+    bug = json.loads(run_cli("check", "sglang_pd", "--release", "0.5.19", "--measure", "--json").out)
+    assert bug["verdict"] == "violated" and bug["measures"] == {"stranded-decode-pages": None}
+
+
+def test_a_measure_that_is_not_a_number_is_a_spec_error(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from ownership import Request, Spec, action, ints, measure, param, per_request\n\n\n"
+        "class M(Spec):\n    requests = param(1, 'requests')\n    stage = per_request(ints(0, 1))\n\n"
+        "    @action\n    def step(self, s, r: Request):\n        s.require(s.stage[r] == 0)\n        s.stage[r] = 1\n\n"
+        "    @measure\n    def m(self, s):\n        return s.stage[1] == 1\n")
+    r = run_cli("check", str(path), "--measure")
+    assert r.code == 2 and "measure m" in r.err and str(path) in r.err and "Traceback" not in r.err
+
+
+def test_a_bound_that_is_not_a_number_of_steps_is_a_spec_error(tmp_path):
+    path = tmp_path / "w.py"
+    path.write_text(
+        "from ownership import Spec, leads_to, param\n\n\n"
+        "class W(Spec):\n    requests = param(1, 'requests')\n\n"
+        "    @leads_to(within=-1)\n    def p(self, s):\n        return True, True\n")
+    r = run_cli("check", str(path))
+    assert r.code == 2 and "within=-1" in r.err and str(path) in r.err
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.integers(0, 4))
+def test_the_bounded_response_search_agrees_with_every_path_tried(case, bound):
+    """find_slow against all paths of bound steps from every reachable state."""
+    graph, inst, _ = case
+
+    def late(i: int, left: int) -> bool:  # bound+1 states without q from i, or a dead end before
+        if inst.q[i]:
+            return False
+        if left == 0 or not graph.succ[i]:
+            return True
+        return any(late(j, left - 1) for _, j in graph.succ[i])
+
+    expected = any(inst.p[i] and late(i, bound) for i in range(len(graph.states)))
+    got = liveness.find_slow(graph, inst, bound)
+    assert (got is not None) == expected
+    if got is not None:
+        tail = got.states[got.trigger:]
+        assert inst.p[tail[0]] and not any(inst.q[i] for i in tail)
+        assert len(tail) == bound + 1 or not graph.succ[tail[-1]]

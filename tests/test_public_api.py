@@ -5,7 +5,7 @@ import ownership
 EXPECTED = [
     "CheckResult", "ConfigError", "Coverage", "If", "Max", "Min", "OwnershipError", "Request",
     "Spec", "SpecError", "Trace", "TraceFormatError", "UsageError", "Verdict", "Violation",
-    "action", "all_of", "array", "any_of", "check", "count", "eventually", "first", "fix", "has", "ints", "invariant", "leads_to", "lemma",
+    "action", "all_of", "array", "any_of", "check", "count", "eventually", "first", "fix", "has", "ints", "invariant", "leads_to", "lemma", "measure",
     "model_for", "nth", "page", "param", "per_page", "per_request", "pool", "read_itf",
     "replay_trace", "select", "sometimes", "state", "without", "write_itf",
 ]

@@ -82,7 +82,8 @@ class Lasso:
 
     states: list[int]
     bindings: list[int]
-    loop: int          # index into states: the last state equals states[loop] (== last: a dead end)
+    loop: int | None   # index into states: the last state equals states[loop] (== last: a dead end);
+                       # None: a finite run (a bounded response that came too late)
     trigger: int       # index into states
 
 
@@ -94,6 +95,7 @@ def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_s
     index = {model.initial: 0}
     succ: list[list[tuple[int, int]]] = []
     parent, via = [-1], [-1]
+    depth = [0]
     transitions = 0
     last = start
     head = 0
@@ -113,6 +115,7 @@ def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_s
                     states.append(nxt.state)
                     parent.append(head)
                     via.append(b)
+                    depth.append(depth[head] + 1)
                 out.append((b, j))
             succ.append(out)
             head += 1
@@ -125,7 +128,7 @@ def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_s
                 break
             if reporter is not None and now - last >= report_every:
                 last = now
-                reporter(Progress(len(states), transitions, 0, now - start))
+                reporter(Progress(len(states), transitions, depth[head - 1], now - start))
     except KeyboardInterrupt:
         stopped = "interrupt"
     return Graph(states, succ, parent, via, transitions), stopped
@@ -360,23 +363,49 @@ def _message(model: Model, inst: Instance, lasso: Lasso, trace: Trace) -> str:
     return f"{head}: {tail}; assuming {fairness_text(model)}"
 
 
-def check(model: Model, *, states_expected: int | None, max_states: int | None = None,
-          max_seconds: float | None = None, reporter: Reporter | None = None) -> tuple[CheckResult | None, str | None]:
-    """Check every liveness property of `model` on its reachable graph.
+@dataclass
+class Measured:
+    """What a @measure came to over every reachable state."""
 
-    Returns (a VIOLATED result with a lasso trace, None) at the first property that fails,
-    (None, None) when all hold on every behaviour, or (None, what stopped the search)."""
+    largest: int
+    at: int                  # its depth: the length of a shortest run reaching it
+    longest: int | None      # the most consecutive states of a run where it is above 0; None: unbounded
+
+    def describe(self) -> str:
+        if self.largest <= 0:
+            return f"at most {self.largest} in every reachable state"
+        stretch = ("above 0 without end on some run (a cycle, or a state the run stops in)" if self.longest is None
+                   else f"above 0 for at most {self.longest} consecutive state{'s' if self.longest != 1 else ''} of a run")
+        return f"at most {self.largest} (first reached in {self.at} steps); {stretch}"
+
+
+@dataclass
+class Outcome:
+    """What the behaviours of a model showed: a violated liveness property (a result with
+    its trace), or what stopped the search, and each measure's values."""
+
+    found: CheckResult | None = None
+    stopped: str | None = None
+    measures: dict[str, Measured] | None = None
+
+
+def check(model: Model, *, states_expected: int | None, max_states: int | None = None,
+          max_seconds: float | None = None, reporter: Reporter | None = None, measure: bool = True) -> Outcome:
+    """Check every liveness property of `model` on its reachable graph, and (`measure`)
+    measure its @measure costs: `found` at the first property that fails, else every one holds."""
     interp = Concrete(model)
     start = time.monotonic()
     graph, stopped = build_graph(model, interp, max_states=max_states, max_seconds=max_seconds, reporter=reporter)
     if stopped is not None:
-        return None, stopped
+        return Outcome(stopped=stopped)
     if states_expected is not None and len(graph.states) != states_expected:
         raise InternalError(f"the liveness graph of {model.spec_cls.__name__} has {len(graph.states):,} states and"
                             f" the safety search {states_expected:,}: the two searches disagree")
+    measured = measures(model, interp, graph) if measure else {}
     fair = {b: binding.action.fair for b, binding in enumerate(model.bindings) if binding.action.fair}
     for inst in instances(model, interp, graph):
-        lasso = find_lasso(graph, inst, fair)
+        bound = model.within.get(inst.name)
+        lasso = find_lasso(graph, inst, fair) if bound is None else find_slow(graph, inst, bound)
         if lasso is None:
             continue
         trace = build_trace(model, [graph.states[i] for i in lasso.states],
@@ -384,20 +413,109 @@ def check(model: Model, *, states_expected: int | None, max_states: int | None =
         trace.loop = lasso.loop
         requests = [model.request_name(inst.request)] if inst.request is not None else []
         pages = [inst.page] if inst.page is not None else []
-        trace.violation = Violation(inst.name, lasso.trigger, _message(model, inst, lasso, trace), requests, pages)
+        message = _message(model, inst, lasso, trace) if bound is None else _slow_message(model, inst, lasso, bound)
+        trace.violation = Violation(inst.name, lasso.trigger, message, requests, pages)
         # the whole graph was explored: the coverage is complete, though a property fails
         cov = Coverage(len(graph.states), graph.transitions, max(_depths(graph)), complete=True,
                        stopped_by=None, seconds=time.monotonic() - start)
-        return CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), None
-    return None, None
+        return Outcome(found=CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), measures=measured)
+    return Outcome(measures=measured)
 
 
-def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding], loop: int, name: str) -> bool:
+def find_slow(graph: Graph, inst: Instance, bound: int) -> Lasso | None:
+    """A run on which q does not hold in the `bound` steps after a p-state (bound + 1 states
+    without q), or that stops with q false before: `leads_to(within=bound)` fails on it.
+
+    f(s) is the most states without q that a run from s begins with, capped at bound + 1 (a
+    dead end without q counts as the cap: the run stays there); bound rounds of
+    f(s) = 1 + max f(successor) make it exact for runs of bound steps."""
+    n = len(graph.states)
+    cap = bound + 1
+    q = inst.q
+    f = [0 if q[i] else (cap if not graph.succ[i] else 1) for i in range(n)]
+    for _ in range(bound):
+        g = [0 if q[i] else (cap if not graph.succ[i] else min(cap, 1 + max(f[j] for _, j in graph.succ[i])))
+             for i in range(n)]
+        if g == f:
+            break
+        f = g
+    triggers = [i for i in range(n) if inst.p[i] and f[i] >= cap]
+    if not triggers:
+        return None
+    depth = _depths(graph)
+    trigger = min(triggers, key=lambda i: (depth[i], i))
+    states = graph.path(trigger)
+    at = len(states) - 1
+    need = cap
+    while need > 1 and graph.succ[states[-1]]:
+        need -= 1
+        here = states[-1]
+        states.append(next(j for _, j in graph.succ[here] if f[j] >= need))
+    bindings = [_edge(graph, a, b) for a, b in zip(states, states[1:])]
+    loop = len(states) - 1 if not graph.succ[states[-1]] else None
+    return Lasso(states, bindings, loop, at)
+
+
+def _slow_message(model: Model, inst: Instance, lasso: Lasso, bound: int) -> str:
+    who = f" for request {model.request_name(inst.request)}" if inst.request is not None else ""
+    start, last = lasso.trigger, len(lasso.states) - 1
+    if lasso.loop == last:
+        tail = f"the run stops at step {last}, where no action is enabled, with q still false"
+    else:
+        tail = f"q does not hold at steps {start}..{last}"
+    return f"{inst.name}{who}: its p holds at step {start}, and q must hold within {bound} steps: {tail}"
+
+
+def measures(model: Model, interp: Concrete, graph: Graph) -> dict[str, Measured]:
+    """Each @measure over every reachable state: its largest value, where, and the longest
+    stretch of a run where it is above 0 (unbounded on a cycle or at a dead end)."""
+    out: dict[str, Measured] = {}
+    if not model.measures:
+        return out
+    depth = _depths(graph)
+    view = interp.view
+    for m in model.measures:
+        what = f"measure {m.name}"
+        values = []
+        for state in graph.states:
+            view.reset(state)
+            got = interp._run(lambda m=m, w=what: m.fn(interp.spec, view), f"in {what}")
+            sort = None if got is None else (sorts.TYPE_SORT.get(type(got)) or sorts.sort_of(got))
+            if sort != sorts.INT:
+                code = m.fn.__code__
+                said = "None: did it forget `return`?" if got is None else (
+                    "a condition: write If(c, 1, 0) to count a condition" if sort == sorts.BOOL else f"a {sort}")
+                raise SpecError(f"{what} must return an integer (a number of pages, of requests...); it returned {said}",
+                                file=code.co_filename, line=code.co_firstlineno)
+            values.append(int(_v(got)))
+        largest = max(values)
+        at = min((depth[i] for i, v in enumerate(values) if v == largest))
+        out[m.name] = Measured(largest, at, _longest_positive(graph, values))
+    return out
+
+
+def _longest_positive(graph: Graph, values: list[int]) -> int | None:
+    """The most consecutive states of a run with a value above 0; None when unbounded."""
+    pos = [i for i, v in enumerate(values) if v > 0]
+    if not pos:
+        return 0
+    g = nx.DiGraph()
+    g.add_nodes_from(pos)
+    g.add_edges_from((i, j) for i in pos for _, j in graph.succ[i] if values[j] > 0)
+    if any(not graph.succ[i] for i in pos) or any(g.has_edge(i, i) for i in pos) or not nx.is_directed_acyclic_graph(g):
+        return None
+    return int(nx.dag_longest_path_length(g)) + 1
+
+
+def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding], loop: int | None,
+             name: str) -> bool:
     """Whether the lasso `states` (the last equal to states[loop], or a dead end when loop is
     the last index) is a fair behaviour on which property `name` fails: replaying a trace."""
     interp = Concrete(model)
     last = len(states) - 1
-    if not 0 <= loop <= last:
+    if name in model.within and (loop is None or loop == last):
+        return _slow(model, interp, states, name, model.within[name])
+    if loop is None or not 0 <= loop <= last:
         return False
     cycle = states[loop:last] if loop < last else [states[last]]
     enabled = []
@@ -423,5 +541,23 @@ def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding
             # q must stay false from t on, forever: after the last state the run repeats the
             # loop, so a trigger inside the loop needs q false on the whole loop too
             if inst.p[t] and not any(inst.q[u] for u in range(min(t, loop), len(states))):
+                return True
+    return False
+
+
+def _slow(model: Model, interp: Concrete, states: list[tuple[int, ...]], name: str, bound: int) -> bool:
+    """Whether the run `states` shows leads_to(within=bound) `name` failing: a p-state followed
+    by bound + 1 states without q, or by states without q up to a dead end."""
+    last = len(states) - 1
+    dead = not any(interp.step(states[last], b) is not None for b in model.bindings)
+    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    for inst in (i for i in instances(model, interp, graph) if i.name == name):
+        for t in range(len(states)):
+            if not inst.p[t]:
+                continue
+            window = range(t, min(t + bound, last) + 1)
+            if any(inst.q[u] for u in window):
+                continue
+            if t + bound <= last or dead:
                 return True
     return False

@@ -14,6 +14,7 @@ from .declare import (
     invariant,
     leads_to,
     lemma,
+    measure,
     param,
     per_page,
     per_request,
@@ -26,6 +27,6 @@ from .values import If, Max, Min, all_of, any_of, count, first, has, nth, page, 
 
 __all__ = [
     "If", "Max", "Min", "Request", "Spec", "action", "all_of", "array", "any_of", "count", "eventually", "first", "fix",
-    "has", "ints", "invariant", "leads_to", "lemma", "nth", "page", "param", "per_page", "per_request", "pool",
+    "has", "ints", "invariant", "leads_to", "lemma", "measure", "nth", "page", "param", "per_page", "per_request", "pool",
     "select", "sometimes", "state", "without",
 ]

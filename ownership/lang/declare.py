@@ -459,11 +459,29 @@ def eventually(fn: Callable[..., Any]) -> Any:
     return fn
 
 
-def leads_to(fn: Callable[..., Any]) -> Any:
+def leads_to(fn: Callable[..., Any] | None = None, *, within: Any = None) -> Any:
     """Mark a method `(self, s) -> (p, q)`, or `(self, s, r) -> (p, q)` for each request r: on
     every behaviour, whenever p holds, q holds then or later (a liveness property), e.g.
-    "a reserved page is eventually read or freed". See `eventually` for what a behaviour is."""
-    fn.__ownership_property__ = "leads-to"  # type: ignore[attr-defined]
+    "a reserved page is eventually read or freed". See `eventually` for what a behaviour is.
+
+    `within=N` (an int or a parameter) bounds the response: q holds at most N steps after p,
+    on every run; fairness does not matter then (any run of N steps is the start of a fair
+    behaviour)."""
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        f.__ownership_property__ = "leads-to"  # type: ignore[attr-defined]
+        f.__ownership_within__ = within  # type: ignore[attr-defined]
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def measure(fn: Callable[..., Any]) -> Any:
+    """Mark a method `(self, s) -> int`: a cost of the protocol that the explicit engine
+    measures over every reachable state, e.g. the pages held for requests nobody will serve.
+    `ownership check` reports its largest value and the longest stretch of a run where it
+    is above 0, a number to compare between releases (it is not a property: nothing fails)."""
+    fn.__ownership_property__ = "measure"  # type: ignore[attr-defined]
     return fn
 
 
@@ -477,8 +495,9 @@ class PropertyDecl:
 
     fn: Callable[..., Any]
     name: str
-    kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`) | "eventually" | "leads-to"
+    kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`) | "eventually" | "leads-to" | "measure"
     per_request: bool = False  # a liveness property `(self, s, r)`: one for each request
+    within: Any = None         # leads_to(within=N): the bound, an int or a parameter
 
     @property
     def doc(self) -> str:

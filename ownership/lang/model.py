@@ -195,6 +195,10 @@ class Model:
         self.liveness: list[PropertyDecl] = [p for p in self.spec_cls._properties.values()
                                              if p.kind in ("eventually", "leads-to")]
         self.kernel_liveness: list[str] = list(dict.fromkeys(self.spec_cls.liveness))
+        #: leads_to(within=N): the bound of each, resolved at these parameters
+        self.within: dict[str, int] = {p.name: _bound(p.within, self.env) for p in self.liveness
+                                       if p.within is not None}
+        self.measures: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "measure"]
         self.checks_leak = self.spec_cls.checks_leak()
         #: properties the user chose not to check (`--skip`), to see past an early one
         self.skip: frozenset[str] = self._skip(skip)
@@ -299,3 +303,10 @@ def _init_value(init: Any, env: dict[str, int], name: str) -> int:
         return _resolve(init, env)
     except (TypeError, ValueError):
         raise SpecError(f"slot {name}: initial value {init!r} is not an integer") from None
+
+
+def _bound(within: Any, env: dict[str, int]) -> int:
+    """A leads_to bound at concrete parameters (an int, or a parameter expression)."""
+    from .declare import ParamExpr
+
+    return within.resolve(env) if isinstance(within, ParamExpr) else int(within)

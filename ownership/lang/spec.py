@@ -25,6 +25,7 @@ from .declare import (
     ActionDecl,
     Fix,
     Param,
+    ParamExpr,
     Pool,
     PropertyDecl,
     Slot,
@@ -280,7 +281,12 @@ def _property_decl(fn: Any, name: str) -> PropertyDecl:
                         + (", r a request (one property for each request)" if kind in LIVENESS_KINDS else "")
                         + f"; it takes ({', '.join(names)})",
                         file=inspect.getsourcefile(fn), line=fn.__code__.co_firstlineno)
-    return PropertyDecl(fn, name, kind, per_request=len(names) == 3)
+    within = getattr(fn, "__ownership_within__", None)
+    if within is not None and not isinstance(within, ParamExpr) and (
+            isinstance(within, bool) or not isinstance(within, int) or within < 0):
+        raise SpecError(f"property {fn.__name__}: within={within!r}; give a number of steps, 0 or more (an int or a"
+                        " parameter)", file=inspect.getsourcefile(fn), line=fn.__code__.co_firstlineno)
+    return PropertyDecl(fn, name, kind, per_request=len(names) == 3, within=within)
 
 
 def _check_liveness(cls: Any) -> None:

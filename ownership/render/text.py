@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..kernel import PROPERTIES
+from ..lang.properties import LIVENESS
 from ..result import CheckResult, Verdict
 from ..trace import ReplayResult, Trace
 
@@ -309,7 +310,10 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         kind = "Shortest" if exhaustive else "Shrunk"
         loop = result.trace.loop
         n = len(result.trace.steps) - 1
-        if loop is None:
+        live = viol.property in model.liveness_checked()
+        if loop is None and live:  # a bounded response (leads_to within=N) that came too late
+            lines.append(f"Counterexample: a run of {n} steps on which the response comes too late:")
+        elif loop is None:
             lines.append(f"{kind} counterexample ({n} steps):")
         elif loop == n:
             lines.append(f"Counterexample: a behaviour of {n} steps that then stops (no action is enabled at step {n}):")
@@ -326,10 +330,11 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
             grids = f"ownership show {trace_path}" if trace_path else "--out FILE, then ownership show FILE"
             lines.append(f"  (the state changes of each step: --full; the page grids: {grids})")
         lines.append("")
-        if loop is not None:
+        if live:
+            rest = "the loop is a short one" if loop is not None and loop < n else "the rest of the run is a short one"
             lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, and the graph they make"
                          " for liveness: no shorter path reaches a state where the property's obligation begins;"
-                         " the loop is a short one, not always the shortest.")
+                         f" {rest}, not always the shortest.")
         elif exhaustive:
             order = "depth by depth" if result.engine == "bmc" else "breadth first"
             lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
@@ -342,6 +347,9 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         hint = ("more --runs, or the explicit or bmc engine at small parameters" if result.engine == "fuzz"
                 else "raise or drop the limit")
         lines.append(f"  (a bounded pass: {hint} for a complete verdict; --strict exits 3)")
+    elif cov.complete:  # safety over every state; the reachable graph (liveness, measures) stopped
+        lines.append(f"inconclusive: no safety violation in {cov.describe()}, in {cov.seconds:.2f} s;"
+                     " the liveness and measures below were not finished")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
     notes = []
@@ -354,6 +362,10 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append(f"Liveness {name}: {how}")
     if result.liveness:
         lines.append(f"  (assuming {result.fairness})")
+    for name, got in result.measures.items():
+        lines.append(f"Measure {name}: {got.describe()}")
+    if result.measures_note:
+        lines.append(f"Measures: {result.measures_note}")
     for name, got in result.sometimes.items():
         if got:
             lines.append(f"Sometimes {name}: reached")
@@ -436,7 +448,8 @@ def render_spec(model: Any, label: str) -> str:
     for decl in cls._actions.values():
         args = ", ".join(a for a, _ in decl.args)
         actor = f"[{decl.actor}] " if decl.actor else ""
-        lines.append(f"  {actor}{decl.name}({args})  {_first_paragraph(decl.doc)}")
+        fair = f"({decl.fair}ly fair) " if decl.fair else ""
+        lines.append(f"  {actor}{decl.name}({args})  {fair}{_first_paragraph(decl.doc)}")
     lines.append("")
     lines.append("Properties:")
     for name, text in PROPERTIES.items():
@@ -448,6 +461,16 @@ def render_spec(model: Any, label: str) -> str:
         lines.append(f"  {prop.name}  (invariant) {_first_paragraph(prop.doc)}")
     for prop in model.sometimes:
         lines.append(f"  {prop.name}  (sometimes) {_first_paragraph(prop.doc)}")
+    for prop in model.liveness:
+        bound = f", within {model.within[prop.name]} steps" if prop.name in model.within else ""
+        lines.append(f"  {prop.name}  ({prop.kind}{bound}) {_first_paragraph(prop.doc)}")
+    for name in model.kernel_liveness:
+        lines.append(f"  {name}  (kernel liveness) {LIVENESS[name]}")
+    if model.measures:
+        lines.append("")
+        lines.append("Measures (check --measure):")
+        for m in model.measures:
+            lines.append(f"  {m.name}  {_first_paragraph(m.doc)}")
     return "\n".join(lines)
 
 
@@ -473,12 +496,17 @@ def spec_json(model: Any) -> dict[str, Any]:
         "pools": [{"name": n, "pages": info.size, "sized_by": _sized_by(cls._pools[n]), "order": info.order,
                    "warm": info.warm, "shared": info.shared, "help": cls._pools[n].help}
                   for n, info in model.pools.items()],
-        "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc)}
-                    for d in cls._actions.values()],
+        "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc),
+                     "fair": d.fair} for d in cls._actions.values()],
         "properties": [{"name": n, "kind": "kernel", "checked": n != "leak" or model.checks_leak, "doc": text}
                        for n, text in PROPERTIES.items()]
         + [{"name": p.name, "kind": "invariant" if p.name in invariants else "sometimes", "checked": True,
-            "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]],
+            "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]]
+        + [{"name": p.name, "kind": p.kind, "checked": p.name not in model.skip, "doc": _first_paragraph(p.doc),
+            "within": model.within.get(p.name)} for p in model.liveness]
+        + [{"name": n, "kind": "kernel-liveness", "checked": n not in model.skip, "doc": LIVENESS[n]}
+           for n in model.kernel_liveness],
+        "measures": [{"name": m.name, "doc": _first_paragraph(m.doc)} for m in model.measures],
     }
 
 

@@ -12,8 +12,8 @@ actions guarded by `s.require`, with arithmetic, `Min`/`Max`, `If`, `&`, `|`, `~
 page-set helpers, every kernel operation, reads of slots written earlier in the same action,
 overwritten slots, and Python `if` on fixes and action arguments; invariants, `sometimes`
 properties and a `finished` hook (the kernel's leak property); liveness: weakly and strongly
-fair actions, an `@eventually` or `@leads_to` property and the kernel's eventually-released
-or eventually-landed.
+fair actions, an `@eventually` or `@leads_to` property (with a bound `within=N` or not) and the
+kernel's eventually-released or eventually-landed; a `@measure`.
 
 Every spec is WELL-SORTED, under the rules the interpreters are being changed to enforce:
 - a condition is a comparison, a bool slot, `&`, `|`, `~` of conditions, has(...), holds(...),
@@ -214,10 +214,12 @@ class GeneratedSpec:
 class _Writer:
     """Draws one spec: declarations first, then actions and properties, as source lines."""
 
-    def __init__(self, draw: Callable[[Any], Any], features: frozenset[str], errors: bool | None) -> None:
+    def __init__(self, draw: Callable[[Any], Any], features: frozenset[str], errors: bool | None,
+                 liveness: bool = False) -> None:
         self.draw = draw
         self.features = features
         self.force_errors = errors
+        self.force_liveness = liveness
         self.lines: list[str] = []          # the class body, indented by the writer
         self.seeded: dict[int, str] = {}    # index in self.lines -> kind
         self.indent = 1
@@ -1029,14 +1031,24 @@ class _Writer:
         per_request = not self.chance(3)
         scope = Scope("r" if per_request else None)
         kind = self.pick(["leads_to", "eventually"])
+        within = f"(within={self.int_in(0, 3)})" if kind == "leads_to" and self.chance(3) else ""
         self.emit("")
-        self.emit(f"@{kind}")
+        self.emit(f"@{kind}{within}")
         self.emit(f"def live_{index}(self, s{', r' if per_request else ''}):")
         self.indent += 1
         if kind == "leads_to":
             self.emit(f"return {self.cond(scope).text}, {self.cond(scope).text}")
         else:
             self.emit(f"return {self.cond(scope).text}")
+        self.indent -= 1
+
+    def measure(self, index: int) -> None:
+        """A @measure: an integer of the state (its largest value, and how long it stays above 0)."""
+        self.emit("")
+        self.emit("@measure")
+        self.emit(f"def cost_{index}(self, s):")
+        self.indent += 1
+        self.emit(f"return {self.int_expr(Scope(None)).text}")
         self.indent -= 1
 
     def lemma(self, index: int) -> None:
@@ -1086,15 +1098,17 @@ class _Writer:
             self.sometimes(0)
         if self.has("lemmas") and self.chance(5):
             self.lemma(0)
-        if self.has("liveness") and self.chance(3):
+        if self.has("liveness") and (self.force_liveness or self.chance(3)):
             self.live(0)
+        if self.has("liveness") and self.chance(4):
+            self.measure(0)
         if self.has("finished") and self.draw(st.booleans()):
             self.finished()
 
 
 #: Names a spec may import from ownership, in the order of the import line.
 _IMPORTABLE = ["If", "Max", "Min", "Request", "Spec", "action", "all_of", "any_of", "array", "count", "eventually",
-               "first", "fix", "has", "ints", "invariant", "leads_to", "lemma", "nth", "page", "param", "per_page", "per_request",
+               "first", "fix", "has", "ints", "invariant", "leads_to", "lemma", "measure", "nth", "page", "param", "per_page", "per_request",
                "pool", "select", "sometimes", "state", "without"]
 
 
@@ -1115,10 +1129,12 @@ def _assemble(w: _Writer) -> tuple[str, dict[int, str]]:
 
 
 @st.composite
-def specs(draw: Callable[[Any], Any], features: frozenset[str] = FEATURES, errors: bool | None = None) -> GeneratedSpec:
+def specs(draw: Callable[[Any], Any], features: frozenset[str] = FEATURES, errors: bool | None = None,
+          liveness: bool = False) -> GeneratedSpec:
     """A random well-sorted spec (see the module docstring), with its parameters and fixes;
-    `errors`: of the error family (True), never (False), or in a quarter of the specs (None)."""
-    w = _Writer(draw, features, errors)
+    `errors`: of the error family (True), never (False), or in a quarter of the specs (None);
+    `liveness`: always with a liveness property (else in a third of the specs)."""
+    w = _Writer(draw, features, errors, liveness)
     w.declarations()
     w.body()
     source, seeded = _assemble(w)

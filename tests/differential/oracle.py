@@ -245,6 +245,13 @@ def _step(interp: Concrete, state: tuple[int, ...], binding: Any, watcher: _Line
     return result
 
 
+def _number(value: Any) -> int:
+    """A measure's result as a Python int."""
+    from ownership.interpret import concrete
+
+    return int(concrete._v(value))
+
+
 def _truth(value: Any) -> bool:
     """A property's result as a Python bool (a concrete condition or a Python constant)."""
     from ownership.interpret import concrete
@@ -332,7 +339,10 @@ def liveness(model: Model, oracle: Oracle) -> dict[str, bool | None]:
                     ps[st], qs[st] = st == model.initial, _truth(got)
                 else:
                     ps[st], qs[st] = _truth(got[0]), _truth(got[1])
-            verdicts.append(_violated(oracle.graph, model.initial, ps, qs, fair))
+            if prop.name in model.within:
+                verdicts.append(_late(oracle.graph, ps, qs, model.within[prop.name]))
+            else:
+                verdicts.append(_violated(oracle.graph, model.initial, ps, qs, fair))
         out[prop.name] = None if None in verdicts else any(verdicts)
     for name in model.kernel_liveness:
         if name not in checked:
@@ -380,3 +390,57 @@ def _violated(graph: dict[Any, list[tuple[int, Any]]], initial: Any, p: dict[Any
                    or (f == "strong" and any(b in enabled[x] for x in group))):
                 targets |= group
     return any(p[s] and not q[s] and reach({s}, notq) & targets for s in graph)
+
+
+def _late(graph: dict[Any, list[tuple[int, Any]]], p: dict[Any, bool], q: dict[Any, bool], bound: int) -> bool:
+    """leads_to(within=bound) fails: from a p-state, some run has bound + 1 states without q,
+    or stops (a state with no successor) before with q still false; every path is tried."""
+    def late(s: Any, left: int) -> bool:
+        if q[s]:
+            return False
+        if left == 0 or not graph[s]:
+            return True
+        return any(late(t, left - 1) for _, t in graph[s])
+
+    return any(p[s] and late(s, bound) for s in graph)
+
+
+def measures(model: Model, oracle: Oracle) -> dict[str, tuple[int, int | None]]:
+    """Each @measure: its largest value over the reachable states, and the most consecutive
+    states of a run where it is above 0 (None: without end), by trying every path from every
+    state (left out where more than LIVENESS_MAX states are above 0)."""
+    interp = Concrete(model)
+    view = interp.view
+    out: dict[str, tuple[int, int | None]] = {}
+    states = list(oracle.graph)
+    for m in model.measures:
+        value = {}
+        for st in states:
+            view.reset(st)
+            value[st] = _number(m.fn(model.spec, view))
+        positive = {st for st in states if value[st] > 0}
+        if len(positive) > LIVENESS_MAX:
+            continue
+
+        def longest(st: Any, path: frozenset[Any], positive: set[Any] = positive) -> int | None:
+            """The most positive states of a run from st (st included); None: without end."""
+            if not oracle.graph[st]:
+                return None  # the run stays here forever, above 0
+            best = 1
+            for _, t in oracle.graph[st]:
+                if t not in positive:
+                    continue
+                if t in path:
+                    return None
+                got = longest(t, path | {t}, positive)
+                if got is None:
+                    return None
+                best = max(best, 1 + got)
+            return best
+
+        stretch: int | None = 0
+        for st in positive:
+            got = longest(st, frozenset({st}))
+            stretch = None if got is None or stretch is None else max(stretch, got)
+        out[m.name] = (max(value.values()), stretch)
+    return out

@@ -309,6 +309,7 @@ class Report:
     proof: Oracle | None = None      # with @lemma properties: the oracle that counts them (prove)
     #: the liveness oracle's verdict per property (None: too large for it), when compared
     liveness: dict[str, bool | None] = field(default_factory=dict)
+    measured: int = 0                # @measure values compared with the oracle's
 
     @property
     def symmetry_refused(self) -> bool:
@@ -408,7 +409,7 @@ def check_spec(spec: GeneratedSpec, engines: tuple[str, ...] = ENGINES, *, max_s
         report.proof = explore(model, max_states=max_states or MAX_STATES, lemmas=True)
     report.answers = run_engines(spec, path, report.oracle, tuple(e for e in engines if e in ENGINES), report.proof)
     report.problems += compare(report.oracle, report.answers, report.proof)
-    if model.liveness_checked() and report.oracle.decision().verdict == "verified":
+    if (model.liveness_checked() or model.measures) and report.oracle.decision().verdict == "verified":
         report.problems += liveness_problems(load(spec, path), report)
     if "steps" in engines:
         report.problems += step_problems(load(spec, path))
@@ -422,24 +423,34 @@ def liveness_problems(model: Model, report: Report) -> list[Problem]:
     from ownership.engines import liveness as engine
 
     from .oracle import liveness as reference
+    from .oracle import measures as reference_measures
 
     assert report.oracle is not None
     truth = reference(model, report.oracle)
     report.liveness = truth
     try:
-        found, stopped = engine.check(model, states_expected=report.oracle.states)
+        outcome = engine.check(model, states_expected=report.oracle.states)
     except Exception as e:  # noqa: BLE001 (any failure of the engine is a disagreement)
         return [Problem("liveness", f"raises {_one_line(f'{type(e).__name__}: {e}')}")]
-    if stopped is not None:
-        return [Problem("liveness", f"stopped by {stopped} without a limit")]
+    if outcome.stopped is not None:
+        return [Problem("liveness", f"stopped by {outcome.stopped} without a limit")]
+    out = []
+    got = outcome.measures or {}
+    for name, (largest, stretch) in reference_measures(model, report.oracle).items():
+        report.measured += 1
+        mine = got.get(name)
+        if mine is None or (mine.largest, mine.longest) != (largest, stretch):
+            out.append(Problem("measure", f"{name}: the engine measures"
+                                          f" {None if mine is None else (mine.largest, mine.longest)}, the reference"
+                                          f" (largest, longest stretch above 0) {(largest, stretch)}"))
+    found = outcome.found
     decided = {n: v for n, v in truth.items() if v is not None}
     if found is None:
         wrong = sorted(n for n, v in decided.items() if v)
-        return [Problem("liveness", f"finds every liveness property holds; the reference finds {', '.join(wrong)}"
-                                    " violated")] if wrong else []
+        return out + ([Problem("liveness", f"finds every liveness property holds; the reference finds"
+                                           f" {', '.join(wrong)} violated")] if wrong else [])
     trace = found.trace
     name = trace.violation.property
-    out = []
     if decided.get(name) is False:
         out.append(Problem("liveness", f"finds {name} violated; the reference finds it holds on every fair behaviour"))
     earlier = [n for n in truth if n != name and decided.get(n)]

@@ -1,11 +1,26 @@
 """Decode reserves pages for a request that prefill retires without a word (0.5.20's cost).
 
 Decode's pages come back only through `timeout`, the waiting timeout; with fix `no-timeout`
-nothing frees them and the run stops with the pages held: eventually-released fails."""
+nothing frees them and the run stops with the pages held: eventually-released fails. The
+measure `stranded-pages` counts what the timeout costs, and `retired-pages-return` bounds
+how late they return (`timeout_steps` steps after the retire)."""
 
 from enum import IntEnum
 
-from ownership import Request, Spec, action, eventually, fix, param, per_request, pool
+from ownership import (
+    If,
+    Request,
+    Spec,
+    action,
+    count,
+    eventually,
+    fix,
+    leads_to,
+    measure,
+    param,
+    per_request,
+    pool,
+)
 
 
 class D(IntEnum):
@@ -17,6 +32,7 @@ class D(IntEnum):
 
 class Stranded(Spec):
     requests = param(1, "requests")
+    timeout_steps = param(1, "how many steps after the retire the pages must be back")
     decode = pool(2, help="decode's KV pages")
     liveness = ("eventually-released",)
 
@@ -66,3 +82,16 @@ class Stranded(Spec):
     def every_request_leaves(self, s, r):
         """Each request leaves decode."""
         return s.stage[r] == D.GONE
+
+    @leads_to(within=timeout_steps)
+    def retired_pages_return(self, s, r):
+        """Once prefill retired a request, its decode pages are back within timeout_steps steps."""
+        return s.retired[r], s.stage[r] == D.GONE
+
+    @measure
+    def stranded_pages(self, s):
+        """Decode pages held for requests prefill retired (held until the timeout)."""
+        total = 0
+        for r in range(1, self.requests + 1):
+            total = total + If(s.retired[r] & (s.stage[r] == D.WAITING), count(s.table[r]), 0)
+        return total
