@@ -147,7 +147,7 @@ def check(
                              profile=profile, database=database, max_memory=max_memory, workers=workers,
                              symmetry=symmetry)
         if model.liveness_checked() or measure:
-            result = _check_liveness(model, engine, result, max_states=max_states, measure=measure,
+            result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
                                      max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
@@ -191,7 +191,7 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
                          f" not a cycle of the spec; check without --symmetry, or leave them out with {skip}")
 
 
-def _check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None, measure: bool,
+def check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None, measure: bool,
                     max_seconds: float | None, reporter: Any) -> CheckResult:
     """Liveness after the safety search: on the explicit engine once every reachable state is
     covered and safe; otherwise each liveness property says why it was not checked."""

@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 import time
+import warnings
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,12 @@ def check_spec(
         if result.coverage.seed is not None:
             DEFAULTS.seeds_used.append(result.coverage.seed)
     elif engine == "explicit":
+        from . import api
+
         result = explicit.check(model, max_seconds=max_seconds)
+        if model.liveness_checked():  # the same liveness check as `ownership check`
+            result = api.check_liveness(model, "explicit", result, max_states=None, measure=False,
+                                        max_seconds=max_seconds, reporter=None)
     elif isinstance(spec, str):
         from . import api
 
@@ -149,6 +155,12 @@ def check_spec(
     else:
         raise UsageError(f"engine {engine!r} checks spec files only; use fuzz or explicit for a Spec class")
     setting = _setting(model)
+    unchecked = [n for n, how in result.liveness.items() if how.startswith("not checked")]
+    if engine != "explicit" and model.liveness_checked():
+        unchecked = model.liveness_checked()
+    if unchecked and result.verdict is not Verdict.VIOLATED:
+        warnings.warn(f"spec {model.spec_cls.__name__}: liveness {', '.join(unchecked)} not checked by engine {engine}"
+                      " (use engine=\"explicit\", which checks liveness over every reachable state)", stacklevel=2)
     if result.verdict is Verdict.VIOLATED:
         viol = result.violation
         how = "shrunk" if result.engine == "fuzz" else "shortest"

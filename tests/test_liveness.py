@@ -360,3 +360,14 @@ def test_the_bounded_response_search_agrees_with_every_path_tried(case, bound):
         tail = got.states[got.trigger:]
         assert inst.p[tail[0]] and not any(inst.q[i] for i in tail)
         assert len(tail) == bound + 1 or not graph.succ[tail[-1]]
+
+
+def test_check_spec_in_a_pytest_suite_checks_liveness_with_the_explicit_engine_and_warns_with_fuzz():
+    from ownership.testing import SpecViolated, check_spec
+
+    with pytest.raises(SpecViolated, match="violates a-wait-ends"):
+        check_spec(f"{RETRY}:Retry", engine="explicit")
+    result = check_spec(f"{RETRY}:RetryStrong", engine="explicit")
+    assert result.liveness == {"a-wait-ends": "holds on every behaviour"}
+    with pytest.warns(UserWarning, match="liveness a-wait-ends not checked by engine fuzz"):
+        check_spec(f"{RETRY}:RetryStrong", engine="fuzz", runs=5, steps=5, seed=1, database=None)

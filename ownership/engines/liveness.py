@@ -356,7 +356,7 @@ def _message(model: Model, inst: Instance, lasso: Lasso, trace: Trace) -> str:
     else:
         head = f"{inst.name}{who}: its p holds at step {start} and its q never holds after"
     last = len(lasso.states) - 1
-    if lasso.loop == last:
+    if lasso.loop is None or lasso.loop == last:  # (find_lasso always closes its run)
         tail = f"the run stops at step {last}, where no action is enabled, and stays there forever"
     else:
         tail = f"the run then repeats steps {lasso.loop + 1}..{last} forever (step {last} is the state of step {lasso.loop})"
