@@ -180,6 +180,10 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
     live = model.liveness_checked()
     if not live:
         return
+    if engine == "fuzz" and not model.checked():
+        raise UsageError(f"nothing to check: the fuzz engine does not check liveness ({', '.join(live)}) and every"
+                         " safety property is skipped, so a pass would mean nothing; check liveness without"
+                         " --engine fuzz (the explicit engine)")
     skip = " ".join(f"--skip {n}" for n in live)
     if engine in ("bmc", "prove"):
         what = ("is not proved by induction" if engine == "prove" else
@@ -382,6 +386,7 @@ def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:
     (ownership.testing: one method per action, and observe()), or an event adapter for
     `monitor --spec` (ownership.follow). Its folder is put on sys.path first, as pytest does
     for a test file, so that it can import the code it drives."""
+    import contextlib
     import importlib.util
     import os
     import sys
@@ -401,8 +406,11 @@ def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # the user's code: its error is bad input, with its own words
+        with contextlib.redirect_stdout(sys.stderr):  # stdout holds the command's answer (--json)
+            spec.loader.exec_module(module)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 (the user's code, sys.exit included: bad input, in its words)
         raise UsageError(f"--adapter {ref!r}: importing {path} failed: {type(e).__name__}: {e}") from None
     cls = getattr(module, name, None)
     if cls is None:

@@ -29,6 +29,8 @@ re-runs it; otherwise it starts at the first kept step. Nothing here prints.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -66,14 +68,33 @@ class Exhausted:
     requests: int
 
 
+def _users_code(fn: Callable[[], Any], what: Callable[[BaseException], str]) -> Any:
+    """Run the adapter's code: whatever it raises (SystemExit too) is an AdapterError in the
+    words of `what`, what it prints goes to stderr (stdout holds the command's own answer,
+    its JSON under --json); Ctrl-C and ownership's own errors pass through."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return fn()
+    except (KeyboardInterrupt, OwnershipError):
+        raise
+    except BaseException as e:  # noqa: BLE001 (the user's code: sys.exit, GeneratorExit, ...)
+        raise AdapterError(what(e)) from None
+
+
+def _said(e: BaseException) -> str:
+    """An exception of the user's code, as a message says it (its str may fail too)."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001
+        text = "(its message cannot be shown)"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
 def make_adapter(obj: Any, ref: str) -> Callable[[Event], Any]:
     """The callable an adapter object stands for (a class is instantiated once, no arguments)."""
     if isinstance(obj, type):
-        try:
-            obj = obj()
-        except Exception as e:  # the user's code
-            raise AdapterError(f"--adapter {ref}: making an instance of {obj.__name__} failed:"
-                               f" {type(e).__name__}: {e}") from None
+        cls = obj
+        obj = _users_code(cls, lambda e: f"--adapter {ref}: making an instance of {cls.__name__} failed: {_said(e)}")
     if not callable(obj):
         raise AdapterError(f"--adapter {ref}: {type(obj).__name__} is not callable; give a function"
                            " event -> actions, or a class whose instances are")
@@ -107,7 +128,8 @@ class Follower:
     def feed(self, ev: Event) -> SpecFinding | Exhausted | None:
         """Fire the actions `ev` stands for; a finding, `Exhausted`, or None."""
         for name, args in self._actions(ev):
-            binding = self._binding(ev, name, args)
+            binding = _users_code(lambda name=name, args=args: self._binding(ev, name, args),
+                                  lambda e, name=name: f"{self.ref} at line {ev.line}: its action {name!r}: {_said(e)}")
             if isinstance(binding, Exhausted):
                 return binding
             found = self._fire(ev, binding)
@@ -117,30 +139,27 @@ class Follower:
 
     def _actions(self, ev: Event) -> list[tuple[str, dict[str, Any]]]:
         where = f"line {ev.line}, {ev.label()}"
-        try:
-            got = self.adapter(ev)
-            if got is None:
-                return []
-            if isinstance(got, str | bytes | dict) or not isinstance(got, Iterable):
-                raise AdapterError(f"{self.ref} at {where}: returned {type(got).__name__}; return None or a list"
-                                   " of (action, {argument: value}) pairs")
-            actions: list[tuple[str, dict[str, Any]]] = []
-            for item in got:
-                if len(actions) == MAX_ACTIONS_PER_EVENT:
-                    raise AdapterError(f"{self.ref} at {where}: more than {MAX_ACTIONS_PER_EVENT} actions for"
-                                       " one event")
-                if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                        and isinstance(item[1], dict)):
-                    raise AdapterError(f"{self.ref} at {where}: an action is a pair (name, {{argument: value}}),"
-                                       f" got {type(item).__name__}")
-                actions.append(item)
-            return actions
-        except OwnershipError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # the user's code: its error is bad input, in its own words
-            raise AdapterError(f"{self.ref} at {where}: {type(e).__name__}: {e}") from None
+        return _users_code(lambda: self._listed(ev, where), lambda e: f"{self.ref} at {where}: {_said(e)}")
+
+    def _listed(self, ev: Event, where: str) -> list[tuple[str, dict[str, Any]]]:
+        """The adapter's answer for `ev` as a list of (action, arguments), checked."""
+        got = self.adapter(ev)
+        if got is None:
+            return []
+        if isinstance(got, str | bytes | dict) or not isinstance(got, Iterable):
+            raise AdapterError(f"{self.ref} at {where}: returned {type(got).__name__}; return None or a list"
+                               " of (action, {argument: value}) pairs")
+        actions: list[tuple[str, dict[str, Any]]] = []
+        for item in got:
+            if len(actions) == MAX_ACTIONS_PER_EVENT:
+                raise AdapterError(f"{self.ref} at {where}: more than {MAX_ACTIONS_PER_EVENT} actions for"
+                                   " one event")
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                    and isinstance(item[1], dict)):
+                raise AdapterError(f"{self.ref} at {where}: an action is a pair (name, {{argument: value}}),"
+                                   f" got {type(item).__name__}")
+            actions.append(item)
+        return actions
 
     def _binding(self, ev: Event, name: str, args: dict[str, Any]) -> Binding | Exhausted:
         spec = self.model.spec_cls.__name__
@@ -156,7 +175,7 @@ class Follower:
         for a in names:
             v = args[a]
             if a in self._request_args[name]:
-                v = self._request(v)
+                v = self._request(v, ev)
                 if v is None:
                     return Exhausted(ev, str(args[a]), self.model.requests)
             values.append(v)
@@ -171,11 +190,11 @@ class Follower:
                                f" {_setting(self.model)}: a value out of its argument's domain")
         return binding
 
-    def _request(self, engine_id: Any) -> str | None:
+    def _request(self, engine_id: Any, ev: Event) -> str | None:
         """The spec's name for an engine's request id; None when the spec has no request left."""
         if isinstance(engine_id, bool) or not isinstance(engine_id, str | int):
-            raise AdapterError(f"{self.ref}: a request is the engine's id (a string or an integer),"
-                               f" got {type(engine_id).__name__}")
+            raise AdapterError(f"{self.ref} at line {ev.line}: a request is the engine's id (a string or an"
+                               f" integer), got {type(engine_id).__name__}")
         key = str(engine_id)
         name = self.requests.get(key)
         if name is None:

@@ -767,6 +767,9 @@ def _read_our_meta(trace: Trace, ours: dict[str, Any], at: str) -> None:
     last_step = len(trace.steps) - 1
     trace.loop = _field(ours, "loop", at, f"a step number 0..{last_step} (where the run loops back to) or null",
                         lambda v: v is None or (_is_int(v) and 0 <= v <= last_step), None)
+    if trace.loop is not None and trace.loop < last_step and trace.steps[-1].state != trace.steps[trace.loop].state:
+        raise TraceFormatError(f"{at}.loop: {trace.loop}, but the last state (step {last_step}) is not the state of step"
+                               f" {trace.loop}: a lasso's last state is the state it loops back to")
     violation = _field(ours, "violation", at, "an object (the violation) or null",
                        lambda v: v is None or isinstance(v, dict), None)
     if violation:
@@ -807,7 +810,7 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
     if not trace.steps:
         raise TraceFormatError("the trace has no states, not even an initial state: nothing to replay")
     name = model.spec_cls.__name__
-    if len(trace.steps) == 1 and trace.violation is not None:
+    if len(trace.steps) == 1 and trace.violation is not None and trace.loop is None:
         raise TraceFormatError(
             f"the trace records a violation of {trace.violation.property!r} but has no steps after its"
             " initial state: nothing to replay (was it cut short?)"

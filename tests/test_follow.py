@@ -160,6 +160,17 @@ ADAPTER_FAULTS = {
                  "more than 64 actions for one event"),
     "fails midway": ("def to_actions(event):\n    yield ('start', {'r': 1})\n    raise KeyError('x')\n", "KeyError"),
     "not callable": ("to_actions = 3\n", "is not callable"),
+    "sys.exit(0)": ("import sys\ndef to_actions(event):\n    sys.exit(0)\n", "SystemExit: 0"),
+    "sys.exit(1)": ("import sys\ndef to_actions(event):\n    sys.exit(1)\n", "SystemExit: 1"),
+    "sys.exit at import": ("import sys\nsys.exit(0)\ndef to_actions(event):\n    return None\n", "SystemExit: 0"),
+    "GeneratorExit": ("def to_actions(event):\n    raise GeneratorExit\n", "GeneratorExit"),
+    "BaseException": ("def to_actions(event):\n    raise BaseException('base')\n", "BaseException: base"),
+    "a value that cannot be hashed": (
+        "class H:\n    def __hash__(self):\n        raise ValueError('no hash')\n"
+        "def to_actions(event):\n    return [('start', {'r': H()})]\n", "a request is the engine's id"),
+    "an argument name that cannot be shown": (
+        "class K:\n    def __hash__(self):\n        return 1\n    def __str__(self):\n        raise RuntimeError('str boom')\n"
+        "def to_actions(event):\n    return [('start', {K(): 1})]\n", "str boom"),
     "a class that cannot be made": ("class to_actions:\n    def __init__(self, x):\n        pass\n",
                                     "making an instance of to_actions failed"),
 }
@@ -173,6 +184,8 @@ def test_a_fault_of_the_adapter_is_one_error_line_with_the_log_line(case, tmp_pa
     assert r.code == 2, r.out + r.err
     assert r.err.startswith("error: ") and words in r.err
     assert "Traceback" not in r.err and r.err.count("\n") == 1
+    if "import" not in case and "class" not in case and "callable" not in case:
+        assert "at line 1" in r.err  # the log's line
 
 
 def test_an_argument_outside_its_domain_is_bad_input_naming_the_action(tmp_path):
@@ -247,3 +260,12 @@ def test_the_events_other_fields_are_passed_on_when_they_are_scalars():
 def test_the_example_adapter_is_documented_where_users_look():
     text = (ROOT / "docs" / "monitor.md").read_text()
     assert EXAMPLE in text and "--spec" in text
+
+
+def test_what_the_adapter_prints_goes_to_stderr_so_that_json_stays_one_object(tmp_path):
+    source = "print('loading')\ndef to_actions(event):\n    print('mapping', event.line)\n    return None\n"
+    log = _log(tmp_path, [E("alloc", "a", [1]), E("free", "a", [1])])
+    r = run_cli("monitor", log, "--spec", COUNTER, "--adapter", _adapter(tmp_path, source), "--json")
+    assert r.code == 0, r.out + r.err
+    doc = _valid(r.out)
+    assert doc["verdict"] == "verified" and "mapping" not in r.out and "loading" not in r.out

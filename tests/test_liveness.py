@@ -358,8 +358,12 @@ def test_the_bounded_response_search_agrees_with_every_path_tried(case, bound):
     assert (got is not None) == expected
     if got is not None:
         tail = got.states[got.trigger:]
-        assert inst.p[tail[0]] and not any(inst.q[i] for i in tail)
-        assert len(tail) == bound + 1 or not graph.succ[tail[-1]]
+        assert inst.p[tail[0]] and not any(inst.q[i] for i in got.states[min(got.trigger, got.loop or got.trigger):])
+        last = len(got.states) - 1
+        if got.loop is not None and got.loop < last:  # bound >= states: a cycle without q, as a lasso
+            assert bound >= len(graph.states) and got.states[-1] == got.states[got.loop]
+        else:
+            assert len(tail) == bound + 1 or not graph.succ[tail[-1]]
 
 
 def test_check_spec_in_a_pytest_suite_checks_liveness_with_the_explicit_engine_and_warns_with_fuzz():
@@ -371,3 +375,58 @@ def test_check_spec_in_a_pytest_suite_checks_liveness_with_the_explicit_engine_a
     assert result.liveness == {"a-wait-ends": "holds on every behaviour"}
     with pytest.warns(UserWarning, match="liveness a-wait-ends not checked by engine fuzz"):
         check_spec(f"{RETRY}:RetryStrong", engine="fuzz", runs=5, steps=5, seed=1, database=None)
+
+
+def _spec(tmp_path, body: str, name: str = "s.py") -> str:
+    path = tmp_path / name
+    path.write_text("from ownership import Request, Spec, action, eventually, ints, invariant, leads_to, param, per_request\n\n\n"
+                    "class S(Spec):\n    requests = param(1, 'requests')\n    k = param(2, 'a bound')\n"
+                    "    stage = per_request(ints(0, 2))\n\n" + body)
+    return str(path)
+
+
+def test_a_dead_end_at_the_initial_state_is_a_counterexample_of_no_steps_that_replays(tmp_path):
+    spec = _spec(tmp_path, "    @eventually\n    def done(self, s, r):\n        return s.stage[r] == 2\n")
+    out = tmp_path / "t.json"
+    r = run_cli("check", spec, "--out", str(out))
+    assert r.code == 1 and "the run stops at step 0" in r.out
+    again = run_cli("replay", str(out), "--spec", spec)
+    assert again.code == 1 and "still violated" in again.out
+
+
+def test_a_bound_from_parameters_must_not_be_negative_and_a_large_one_is_quick(tmp_path):
+    loop = ("    @action\n    def spin(self, s, r: Request):\n        s.stage[r] = 1\n\n")
+    neg = _spec(tmp_path, loop + "    @leads_to(within=k - 5)\n    def w(self, s, r):\n        return True, s.stage[r] == 2\n", "n.py")
+    r = run_cli("check", neg)
+    assert r.code == 2 and "its bound, within, is -3" in r.err and "n.py" in r.err
+    huge = _spec(tmp_path, loop + "    @leads_to(within=10 ** 9)\n    def w(self, s, r):\n        return True, s.stage[r] == 2\n", "h.py")
+    r = run_cli("check", huge, "--json")
+    doc = json.loads(r.out)
+    assert r.code == 1 and doc["violation"]["property"] == "w" and len(doc["steps"]) < 5  # a lasso, not 10**9 steps
+
+
+def test_fuzz_with_only_liveness_left_to_check_refuses_to_pass_over_nothing():
+    skips = [w for p in ("stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free")
+             for w in ("--skip", p)]
+    r = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", *skips)
+    assert r.code == 2 and "nothing to check" in r.err
+
+
+def test_a_value_of_the_wrong_sort_names_the_propertys_own_line(tmp_path):
+    spec = _spec(tmp_path, "    @invariant\n    def five(self, s):\n        return 5\n", "i.py")
+    r = run_cli("check", spec)
+    assert r.code == 2 and f"{spec}:" in r.err and "site-packages" not in r.err
+    pair = _spec(tmp_path, "    @leads_to\n    def p(self, s, r):\n        return 'a', 'b'\n", "p.py")
+    r = run_cli("check", pair)
+    assert r.code == 2 and f"{pair}:" in r.err and "site-packages" not in r.err
+
+
+def test_a_lasso_whose_loop_does_not_close_is_refused_when_read(tmp_path):
+    out = tmp_path / "l.json"
+    run_cli("check", f"{RETRY}:RetryWeak", "--out", str(out))
+    doc = json.loads(out.read_text())
+    doc["#meta"]["ownership"]["loop"] = 0  # step 3 is the state of step 1, not of step 0
+    out.write_text(json.dumps(doc))
+    for cmd in (("show", str(out), "--no-pager"), ("replay", str(out), "--spec", f"{RETRY}:RetryWeak")):
+        r = run_cli(*cmd)
+        assert r.code == 2 and "is not the state of step 0" in r.err

@@ -186,8 +186,12 @@ def _evaluate(interp: Concrete, prop: Any, args: tuple[int, ...]) -> tuple[bool,
             raise SpecError(f"leads_to property {prop.name} must return a pair (p, q): whenever p holds, q holds"
                             f" then or later; it returned {type(got).__name__}",
                             file=code.co_filename, line=code.co_firstlineno)
-        sorts.condition(got[0], f"{what}, its p")
-        sorts.condition(got[1], f"{what}, its q")
+        code = prop.fn.__code__
+        for part, name in ((got[0], "p"), (got[1], "q")):
+            try:
+                sorts.condition(part, f"{what}, its {name}")
+            except SpecError as e:  # the value it returned is wrong: the property's own line says so
+                raise SpecError(e.message, file=code.co_filename, line=code.co_firstlineno) from None
         return got
 
     p, q = interp._run(pair, f"in {what}")
@@ -430,6 +434,10 @@ def find_slow(graph: Graph, inst: Instance, bound: int) -> Lasso | None:
     dead end without q counts as the cap: the run stays there); bound rounds of
     f(s) = 1 + max f(successor) make it exact for runs of bound steps."""
     n = len(graph.states)
+    if bound >= n:
+        # bound + 1 states without q repeat one (there are n): such a run goes round a cycle
+        # without q, or stops at a dead end without q, for ever; any cycle will do, fair or not
+        return find_lasso(graph, inst, {})
     cap = bound + 1
     q = inst.q
     f = [0 if q[i] else (cap if not graph.succ[i] else 1) for i in range(n)]
@@ -461,9 +469,13 @@ def _slow_message(model: Model, inst: Instance, lasso: Lasso, bound: int) -> str
     start, last = lasso.trigger, len(lasso.states) - 1
     if lasso.loop == last:
         tail = f"the run stops at step {last}, where no action is enabled, with q still false"
+    elif lasso.loop is not None:
+        tail = (f"q never holds after it: the run repeats steps {lasso.loop + 1}..{last} forever (step {last} is the"
+                f" state of step {lasso.loop})")
     else:
         tail = f"q does not hold at steps {start}..{last}"
-    return f"{inst.name}{who}: its p holds at step {start}, and q must hold within {bound} steps: {tail}"
+    steps = "step" if bound == 1 else "steps"
+    return f"{inst.name}{who}: its p holds at step {start}, and q must hold within {bound} {steps}: {tail}"
 
 
 def measures(model: Model, interp: Concrete, graph: Graph) -> dict[str, Measured]:
@@ -480,7 +492,10 @@ def measures(model: Model, interp: Concrete, graph: Graph) -> dict[str, Measured
         for state in graph.states:
             view.reset(state)
             got = interp._run(lambda m=m, w=what: m.fn(interp.spec, view), f"in {what}")
-            sort = None if got is None else (sorts.TYPE_SORT.get(type(got)) or sorts.sort_of(got))
+            try:
+                sort = None if got is None else (sorts.TYPE_SORT.get(type(got)) or sorts.sort_of(got))
+            except Exception:  # noqa: BLE001 (a str, a float, a list: no value of the language)
+                sort = f"{type(got).__name__}, which is no value of the spec language"
             if sort != sorts.INT:
                 code = m.fn.__code__
                 said = "None: did it forget `return`?" if got is None else (
@@ -515,6 +530,7 @@ def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding
     last = len(states) - 1
     if name in model.within and (loop is None or loop == last):
         return _slow(model, interp, states, name, model.within[name])
+    fair_matters = name not in model.within  # a bounded response is late on any run, fair or not
     if loop is None or not 0 <= loop <= last:
         return False
     cycle = states[loop:last] if loop < last else [states[last]]
@@ -529,7 +545,7 @@ def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding
             return False
         number = {id(b): k for k, b in enumerate(model.bindings)}
         taken = {number[id(b)] for b in bindings[loop:]}
-        for b, binding in enumerate(model.bindings):
+        for b, binding in enumerate(model.bindings if fair_matters else ()):
             f = binding.action.fair
             if f == "weak" and all(b in e for e in enabled) and b not in taken:
                 return False

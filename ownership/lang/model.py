@@ -196,8 +196,7 @@ class Model:
                                              if p.kind in ("eventually", "leads-to")]
         self.kernel_liveness: list[str] = list(dict.fromkeys(self.spec_cls.liveness))
         #: leads_to(within=N): the bound of each, resolved at these parameters
-        self.within: dict[str, int] = {p.name: _bound(p.within, self.env) for p in self.liveness
-                                       if p.within is not None}
+        self.within: dict[str, int] = {p.name: _bound(p, self.env) for p in self.liveness if p.within is not None}
         self.measures: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "measure"]
         self.checks_leak = self.spec_cls.checks_leak()
         #: properties the user chose not to check (`--skip`), to see past an early one
@@ -305,8 +304,16 @@ def _init_value(init: Any, env: dict[str, int], name: str) -> int:
         raise SpecError(f"slot {name}: initial value {init!r} is not an integer") from None
 
 
-def _bound(within: Any, env: dict[str, int]) -> int:
-    """A leads_to bound at concrete parameters (an int, or a parameter expression)."""
+def _bound(prop: PropertyDecl, env: dict[str, int]) -> int:
+    """A leads_to bound at concrete parameters (an int, or a parameter expression): 0 or more."""
+    from ..errors import SpecError
     from .declare import ParamExpr
 
-    return within.resolve(env) if isinstance(within, ParamExpr) else int(within)
+    within = prop.within
+    n = within.resolve(env) if isinstance(within, ParamExpr) else int(within)
+    if n < 0:
+        code = prop.fn.__code__
+        setting = " ".join(f"{k}={v}" for k, v in env.items())
+        raise SpecError(f"property {prop.name}: its bound, within, is {n} at {setting}; a bound is a number of"
+                        " steps, 0 or more", file=code.co_filename, line=code.co_firstlineno)
+    return n

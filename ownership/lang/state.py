@@ -151,13 +151,16 @@ class StateView:
     def _property(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
         """The condition a property (an invariant, a sometimes, a lemma, `finished`) returns."""
         got = fn(self.model.spec, self, *args)
+        code = getattr(fn, "__code__", None)
+        file = code.co_filename if code else None
+        line = code.co_firstlineno if code else None
         if got is None:
-            code = getattr(fn, "__code__", None)
-            file = code.co_filename if code else None
-            line = code.co_firstlineno if code else None
             raise SpecError("it returned None instead of a condition: did it forget `return`?",
                             file=file, line=line)
-        sorts.condition(got, what)
+        try:
+            sorts.condition(got, what)
+        except SpecError as e:  # the value it returned is wrong: the property's own line says so
+            raise SpecError(e.message, file=file or e.file, line=line if file else e.line) from None
         return got
 
 

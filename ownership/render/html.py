@@ -319,7 +319,7 @@ _SCRIPT = r"""
     if (typeof data.loop === "number" && data.loop >= 0 && data.loop <= last) {
       b.appendChild(el("div", "loop", data.loop < last
         ? "a lasso: step " + last + " is the state of step " + data.loop + ", and steps " + (data.loop + 1) + ".." + last + " repeat forever"
-        : "the run stops at step " + last + " (no action is enabled there) and stays there forever"));
+        : "the run stops at step " + last + " (no action enabled there, says the trace) and stays there forever"));
     }
     verdict.appendChild(b);
   } else if (!data.foreign) {

@@ -348,8 +348,9 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                 else "raise or drop the limit")
         lines.append(f"  (a bounded pass: {hint} for a complete verdict; --strict exits 3)")
     elif cov.complete:  # safety over every state; the reachable graph (liveness, measures) stopped
+        rest = "liveness" if not result.measures_note else "liveness and measures" if result.liveness else "measures"
         lines.append(f"inconclusive: no safety violation in {cov.describe()}, in {cov.seconds:.2f} s;"
-                     " the liveness and measures below were not finished")
+                     f" the {rest} below were not finished")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
     notes = []

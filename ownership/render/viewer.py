@@ -842,7 +842,8 @@ def _timeline(trace: Trace, view: TraceView, narrative: list[str | None] | None 
                      "bold yellow")])
     elif trace.loop is not None:
         out.append([("    ", None), (f"{'':>{wn}}  ", None),
-                    (f"... no action is enabled at step {n}: the run stays there forever", "bold yellow")])
+                    (f"... the run stops at step {n} (no action enabled there, says the trace) and stays there forever",
+                     "bold yellow")])
     return out
 
 
