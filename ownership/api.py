@@ -149,6 +149,7 @@ def check(
         if model.liveness_checked() or measure:
             result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
                                      max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
+        limits.settle()  # NOTE(settle): the answer is in; reporting it is not stopped by a limit
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
         result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
@@ -347,6 +348,7 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                 f" own fixes ({', '.join(trace.fixes) or 'none'}): it was cut short or edited, or made by another"
                 " version of ownership. Make the trace again with `ownership check ... --out`, or replay it"
                 " on your own spec with --spec PATH")
+        limits.settle()  # NOTE(settle) in ownership/limits.py
         return result, model
 
 

@@ -302,7 +302,16 @@ def tripped() -> str | None:
     return _armed.tripped if _armed is not None else None
 
 
+def settle() -> None:
+    """The command has its answer (an engine's result, with the coverage it reached): no
+    limit stops it any more. Else the time limit, crossed while the answer is reported
+    (outside an engine there is no grace), replaced the answer by "stopped, nothing was
+    explored" (NOTE(settle))."""
+    if _armed is not None:
+        _armed.active = False
+
+
 __all__ = [
     "Guard", "PhaseProgress", "active", "armed", "available_memory", "check_workers", "max_workers",
-    "parse_seconds", "parse_size", "phase", "resident_memory", "seconds_left", "tripped",
+    "parse_seconds", "parse_size", "phase", "resident_memory", "seconds_left", "settle", "tripped",
 ]

@@ -130,6 +130,7 @@ def monitor(events: str, out: str | None, skip: tuple[str, ...], history: int, s
         except KeyboardInterrupt:  # Ctrl-C or a limit: what was checked so far
             stopped = guard.tripped or "interrupt"
         finally:
+            limits.settle()  # NOTE(settle) in ownership/limits.py: the answer is in
             progress.close()
             if stream is not sys.stdin.buffer:
                 stream.close()

@@ -71,6 +71,7 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
             with limits.phase("preparing the k-induction proof", engine=True):
                 result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
                                        symbolic=symbolic, reporter=progress)
+                limits.settle()  # NOTE(settle) in ownership/limits.py
         finally:
             progress.close()
         stopped = limits.tripped()
