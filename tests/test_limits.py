@@ -271,3 +271,14 @@ def test_an_engine_gets_a_grace_past_the_deadline_and_the_ceiling():
     tight = limits.Guard(None, limits.resident_memory() // 2, None)
     assert tight.crossed() == "max-memory"
     assert limits.Guard(None, None, None).memory_reason == "memory"
+
+
+def test_a_limit_crossed_while_the_answer_is_reported_does_not_replace_it():
+    """NOTE(settle): once the engine has its answer, the command's time limit no longer
+    stops it (the report of the answer used to be replaced by "nothing was explored")."""
+    from ownership import api, limits
+
+    with limits.armed(max_seconds=0.6):
+        result = api.check("sglang_pd", fixes=["door-retire"], max_seconds=0.6)
+        time.sleep(1.0)  # reporting, past the deadline and outside any engine
+    assert result.coverage.states == 903 and result.verdict.word == "verified"
