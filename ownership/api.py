@@ -370,10 +370,7 @@ def _replay_loop(trace: Trace, model: Model, result: Any) -> None:
     if result.outcome != "passed" or result.trace is None or name not in model.liveness_checked():
         return
     run = result.trace
-    states = [model.parse(step.state) for step in run.steps]
-    by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
-    bindings = [by_label[(step.action, tuple(step.args.values()))] for step in run.steps[1:]]
-    if liveness.violates(model, states, bindings, trace.loop, name):
+    if liveness.violates(model, result.states, result.bindings, trace.loop, name):
         run.loop = trace.loop
         assert trace.violation is not None
         run.violation = Violation(name, trace.violation.step,

@@ -34,6 +34,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .errors import AdapterError, OwnershipError, SpecError
@@ -116,7 +117,6 @@ class Follower:
         self._free.reverse()
         #: the kept steps: (state before, binding, line of the event)
         self._kept: deque[tuple[tuple[int, ...], Binding, int]] = deque(maxlen=FOLLOW_HISTORY)
-        self._by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
         self._request_args = {
             decl.name: {a for a, d in decl.args
                         if isinstance(as_domain(d, f"action {decl.name}, argument {a}"), RequestDomain)}
@@ -128,14 +128,18 @@ class Follower:
     def feed(self, ev: Event) -> SpecFinding | Exhausted | None:
         """Fire the actions `ev` stands for; a finding, `Exhausted`, or None."""
         for name, args in self._actions(ev):
-            binding = _users_code(lambda name=name, args=args: self._binding(ev, name, args),
-                                  lambda e, name=name: f"{self.ref} at line {ev.line}: its action {name!r}: {_said(e)}")
+            binding = _users_code(partial(self._binding, ev, name, args),
+                                  partial(self._fault, ev, name))
             if isinstance(binding, Exhausted):
                 return binding
             found = self._fire(ev, binding)
             if found is not None:
                 return found
         return None
+
+    def _fault(self, ev: Event, name: str, e: BaseException) -> str:
+        """The message of an adapter's fault while its action `name` is looked up."""
+        return f"{self.ref} at line {ev.line}: its action {name!r}: {_said(e)}"
 
     def _actions(self, ev: Event) -> list[tuple[str, dict[str, Any]]]:
         where = f"line {ev.line}, {ev.label()}"
@@ -179,11 +183,7 @@ class Follower:
                 if v is None:
                     return Exhausted(ev, str(args[a]), self.model.requests)
             values.append(v)
-        key = (name, tuple(values))
-        try:
-            binding = self._by_label.get(key)
-        except TypeError:  # an unhashable value
-            binding = None
+        binding = self.model.binding_of(name, tuple(values))
         if binding is None:
             shown = ", ".join(f"{a}={v!r}" for a, v in zip(names, values))
             raise AdapterError(f"{where}: {name}({shown}) is not an action of spec {spec} at"

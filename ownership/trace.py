@@ -795,6 +795,8 @@ class ReplayResult:
     diverged_step: int | None = None # the first step whose state differs from the recording
     diverged_vars: list[str] = field(default_factory=list)
     trace: Trace | None = None       # the replayed run, as far as it went
+    states: list[tuple[int, ...]] = field(default_factory=list)  # its states, the initial one first
+    bindings: list[Binding] = field(default_factory=list)        # the binding of each of its steps
 
 
 def replay(trace: Trace, model: Model) -> ReplayResult:
@@ -829,7 +831,6 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
             " (a trace replays from the spec's own initial state)"
         )
     interp = Concrete(model)
-    by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
     states = [state]
     bindings: list[Binding] = []
     diverged: tuple[int, list[str]] | None = None
@@ -838,14 +839,14 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
         run = build_trace(model, states, bindings, flags or [], engine="replay")
         return ReplayResult(outcome, len(bindings), violation=run.violation, trace=run,
                             diverged_step=diverged[0] if diverged else None,
-                            diverged_vars=diverged[1] if diverged else [], **kw)
+                            diverged_vars=diverged[1] if diverged else [], states=states,
+                            bindings=bindings, **kw)
 
     flags = interp.state_flags(state)
     if flags:
         return result("violated", flags)
     for i, step in enumerate(trace.steps[1:], start=1):
-        key = (step.action, tuple(step.args.values()))
-        binding = by_label.get(key) if _hashable(key) else None  # type: ignore[arg-type]
+        binding = model.binding_of(step.action, tuple(step.args.values()))
         if binding is None:
             raise TraceFormatError(
                 f"step {i}: action {step.label()!r} is not an action of spec {name}"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -51,6 +51,15 @@ class Graph:
     parent: list[int]
     via: list[int]
     transitions: int = 0
+    depth: list[int] = field(default_factory=list)  # per state: its BFS depth (filled by depths())
+
+    def depths(self) -> list[int]:
+        """Each state's depth in the BFS tree: the length of a shortest run reaching it."""
+        if len(self.depth) != len(self.states):
+            self.depth = [0] * len(self.states)
+            for i in range(1, len(self.states)):
+                self.depth[i] = self.depth[self.parent[i]] + 1
+        return self.depth
 
     def path(self, i: int) -> list[int]:
         """The states of the shortest path from the initial state to state i."""
@@ -131,7 +140,7 @@ def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_s
                 reporter(Progress(len(states), transitions, depth[head - 1], now - start))
     except KeyboardInterrupt:
         stopped = "interrupt"
-    return Graph(states, succ, parent, via, transitions), stopped
+    return Graph(states, succ, parent, via, transitions, depth), stopped
 
 
 def instances(model: Model, interp: Concrete, graph: Graph) -> list[Instance]:
@@ -226,7 +235,7 @@ def find_lasso(graph: Graph, inst: Instance, fair: dict[int, str]) -> Lasso | No
     triggers = [i for i in range(len(graph.states)) if inst.p[i] and i in can]
     if not triggers:
         return None
-    depth = _depths(graph)
+    depth = graph.depths()
     trigger = min(triggers, key=lambda i: (depth[i], i))
     prefix = graph.path(trigger)
     on = _bfs(h, trigger, lambda i: i in accepting, allowed=None)
@@ -331,13 +340,6 @@ def _edge(graph: Graph, a: int, b: int) -> int:
     raise InternalError("liveness: a lasso uses a transition the graph does not have")
 
 
-def _depths(graph: Graph) -> list[int]:
-    depth = [0] * len(graph.states)
-    for i in range(1, len(graph.states)):
-        depth[i] = depth[graph.parent[i]] + 1
-    return depth
-
-
 def fairness_text(model: Model) -> str:
     """The fairness a liveness verdict assumed, in words."""
     fair = model.fairness()
@@ -420,7 +422,7 @@ def check(model: Model, *, states_expected: int | None, max_states: int | None =
         message = _message(model, inst, lasso, trace) if bound is None else _slow_message(model, inst, lasso, bound)
         trace.violation = Violation(inst.name, lasso.trigger, message, requests, pages)
         # the whole graph was explored: the coverage is complete, though a property fails
-        cov = Coverage(len(graph.states), graph.transitions, max(_depths(graph)), complete=True,
+        cov = Coverage(len(graph.states), graph.transitions, max(graph.depths()), complete=True,
                        stopped_by=None, seconds=time.monotonic() - start)
         return Outcome(found=CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), measures=measured)
     return Outcome(measures=measured)
@@ -450,7 +452,7 @@ def find_slow(graph: Graph, inst: Instance, bound: int) -> Lasso | None:
     triggers = [i for i in range(n) if inst.p[i] and f[i] >= cap]
     if not triggers:
         return None
-    depth = _depths(graph)
+    depth = graph.depths()
     trigger = min(triggers, key=lambda i: (depth[i], i))
     states = graph.path(trigger)
     at = len(states) - 1
@@ -484,7 +486,7 @@ def measures(model: Model, interp: Concrete, graph: Graph) -> dict[str, Measured
     out: dict[str, Measured] = {}
     if not model.measures:
         return out
-    depth = _depths(graph)
+    depth = graph.depths()
     view = interp.view
     for m in model.measures:
         what = f"measure {m.name}"

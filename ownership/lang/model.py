@@ -189,6 +189,9 @@ class Model:
         self.initial: tuple[int, ...] = tuple(init)
         self.width = len(init)
         self.bindings: list[Binding] = self._bindings()
+        #: each binding by its label as a trace shows it: (action, its argument values)
+        self._by_label: dict[tuple[str, tuple[Any, ...]], Binding] = {
+            (b.action.name, tuple(v for _, v in b.shown)): b for b in self.bindings}
         self.invariants: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "invariant"]
         self.sometimes: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "sometimes"]
         #: liveness properties: the spec's own (@eventually, @leads_to), then the kernel's it names
@@ -201,6 +204,14 @@ class Model:
         self.checks_leak = self.spec_cls.checks_leak()
         #: properties the user chose not to check (`--skip`), to see past an early one
         self.skip: frozenset[str] = self._skip(skip)
+
+    def binding_of(self, action: str | None, values: tuple[Any, ...]) -> Binding | None:
+        """The binding a trace step names (its action and its arguments' values as shown), or
+        None when the spec has no such action with these arguments (or a value is unhashable)."""
+        try:
+            return self._by_label.get((action or "", values))
+        except TypeError:
+            return None
 
     def property_names(self) -> list[str]:
         """Every property that can be checked: the kernel's, the spec's invariants, then the

@@ -458,8 +458,7 @@ def liveness_problems(model: Model, report: Report) -> list[Problem]:
     if any(order.index(n) < order.index(name) for n in earlier):
         out.append(Problem("liveness", f"reports {name} before {earlier[0]}, which comes first and fails too"))
     states = [model.parse(step.state) for step in trace.steps]
-    by_label = {(b.action.name, tuple(v for _, v in b.shown)): b for b in model.bindings}
-    bindings = [by_label[(step.action, tuple(step.args.values()))] for step in trace.steps[1:]]
+    bindings = [model.binding_of(step.action, tuple(step.args.values())) for step in trace.steps[1:]]
     if not engine.violates(model, states, bindings, trace.loop, name):
         out.append(Problem("liveness", f"its lasso for {name} does not replay as a fair violating behaviour"))
     return out
