@@ -190,6 +190,7 @@ class Guard:
         self.stopped_in: str | None = None  # the phase it stopped in (a limit or Ctrl-C)
         self.active = False
         self.last_report = self.start
+        self.held: Held | None = None  # inside `deferred()`: a stop waits for its poll()
 
     def seconds_left(self) -> float | None:
         if self.deadline is None:
@@ -221,6 +222,9 @@ class Guard:
             self.active = False
             self.tripped, self.stopped_in = reason, self.phase
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if self.held is not None:
+                self.held.hold(LimitReached(reason))
+                return
             raise LimitReached(reason)
         now = time.monotonic()
         if self.reporter is not None and not self.in_engine and now - self.last_report >= 1.0:
@@ -281,6 +285,51 @@ def phase(doing: str, *, engine: bool = False) -> Iterator[None]:
         guard.phase, guard.in_engine = before
 
 
+class Held:
+    """A stop (Ctrl-C, a crossed limit) held inside `deferred()` until the code polls it."""
+
+    def __init__(self) -> None:
+        self.pending: KeyboardInterrupt | None = None
+
+    def hold(self, stop: KeyboardInterrupt) -> None:
+        if self.pending is None:  # (the first stop is the one reported)
+            self.pending = stop
+
+    def poll(self) -> None:
+        """Raise the stop held, if any: here, in the caller's code."""
+        stop, self.pending = self.pending, None
+        if stop is not None:
+            raise stop
+
+
+@contextmanager
+def deferred() -> Iterator[Held]:
+    """Inside the block, Ctrl-C and a crossed limit do not raise wherever the main thread
+    happens to be, but are held until the block's code calls `poll()`, which raises them.
+
+    NOTE(deferred): for code that waits inside multiprocessing (a pool's results): an
+    exception raised by a signal handler inside its locks can leave a lock held (a `with
+    lock:` interrupted between the acquire and the block), and the pool's result thread then
+    waits for it forever; stopping the pool hung (one Ctrl-C in a few hundred on a loaded
+    2-core machine). The code in the block polls often (between results, and every TICK while
+    it waits). A stop still held when the block ends is dropped: its code has its answer. Only
+    in the main thread; elsewhere nothing is held (signals never run there)."""
+    held = Held()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    guard = _armed
+    previous = signal.signal(signal.SIGINT, lambda _signum, _frame: held.hold(KeyboardInterrupt()))
+    if guard is not None:
+        guard.held = held
+    try:
+        yield held
+    finally:
+        if guard is not None:
+            guard.held = None
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+
 def seconds_left(max_seconds: float | None) -> float | None:
     """The time an engine may take: max_seconds, or less if the armed deadline comes first
     (at least a millisecond: a spent limit stops the engine at its first check)."""
@@ -312,6 +361,6 @@ def settle() -> None:
 
 
 __all__ = [
-    "Guard", "PhaseProgress", "active", "armed", "available_memory", "check_workers", "max_workers",
-    "parse_seconds", "parse_size", "phase", "resident_memory", "seconds_left", "settle", "tripped",
+    "Guard", "Held", "PhaseProgress", "active", "armed", "available_memory", "check_workers", "deferred",
+    "max_workers", "parse_seconds", "parse_size", "phase", "resident_memory", "seconds_left", "settle", "tripped",
 ]

@@ -282,3 +282,29 @@ def test_a_limit_crossed_while_the_answer_is_reported_does_not_replace_it():
         result = api.check("sglang_pd", fixes=["door-retire"], max_seconds=0.6)
         time.sleep(1.0)  # reporting, past the deadline and outside any engine
     assert result.coverage.states == 903 and result.verdict.word == "verified"
+
+
+def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
+    """NOTE(deferred): Ctrl-C and a crossed limit, held where the batch search waits inside
+    multiprocessing (raised there, they could leave a pool's lock held: a hang)."""
+    import os
+
+    before = signal.getsignal(signal.SIGINT)
+    with limits.deferred() as held:
+        os.kill(os.getpid(), signal.SIGINT)
+        _busy(0.05)  # the handler has run: nothing was raised
+        with pytest.raises(KeyboardInterrupt):
+            held.poll()
+        held.poll()  # (once)
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(LimitReached) as got:
+        with limits.armed(max_seconds=0.2) as guard:
+            with limits.deferred() as held:
+                _busy(0.5)
+                assert guard.tripped == "max-seconds"
+                held.poll()
+            raise AssertionError("poll() did not raise the limit held")
+    assert got.value.reason == "max-seconds"
+    with pytest.raises(KeyboardInterrupt):  # after the block, Ctrl-C raises again at once
+        os.kill(os.getpid(), signal.SIGINT)
+        _busy(1.0)

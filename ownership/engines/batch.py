@@ -33,6 +33,7 @@ Engines never print: progress goes to the reporter.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import multiprocessing
@@ -50,7 +51,7 @@ from ..errors import InternalError, SpecError, UsageError
 from ..interpret.batch import MAX_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
-from ..limits import check_workers, parse_seconds
+from ..limits import TICK, Held, check_workers, deferred, parse_seconds
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 
@@ -518,6 +519,7 @@ class _Search:
         self.reached: dict[str, bool] = {name: False for name in self.bm.sometimes_names}
         self.peak = _rss()
         self.pool: Any = None
+        self.held = Held()  # (while the pool runs: deferred())
         self.checked = 0        # states of the current level whose properties were checked
         #: the discovery position of the first step of the current level that raises a spec
         #: error, while the rest of the level is searched for a violation (NOTE(first-event))
@@ -675,8 +677,10 @@ class _Search:
         bound: int | None = None
         d = 0
         growth = float(self.B)
+        held = contextlib.ExitStack()
         try:
             if self.workers > 1:
+                self.held = held.enter_context(deferred())  # NOTE(deferred)
                 # SIGINT blocked while forking: each worker ignores it before it can arrive
                 # (_worker_init); the pool's threads keep it blocked, the main thread handles it
                 ctx = multiprocessing.get_context("fork")
@@ -722,6 +726,7 @@ class _Search:
             bound = d if self.checked >= self.level_size(d) else (d - 1 if d else None)
         finally:
             self._stop_workers()
+            held.close()
         if stopped_by is not None and stopped_by != "max-states":
             self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
         return self._finish(stopped_by, bound)
@@ -736,7 +741,10 @@ class _Search:
         stops (`stopping`), the blocks in flight (a few: one per worker and the pipe's) finish
         and the pool's thread reads them, and the workers exit (close, join). Ctrl-C and the
         limits' timer wait meanwhile (a second Ctrl-C acts after), so that neither can leave a
-        half-stopped pool; terminate() remains for a pool that does not stop in STOP_SECONDS."""
+        half-stopped pool; terminate() remains for a pool that does not stop in STOP_SECONDS,
+        and SIGKILL for one that terminate() does not stop either. Ctrl-C and the limits' stops
+        are held while the pool runs (NOTE(deferred)): one raised inside the pool's locks left a
+        lock held, and the pool then never stopped (a hang in CI, on a loaded 2-core machine)."""
         pool, self.pool = self.pool, None
         if pool is None:
             return
@@ -747,9 +755,14 @@ class _Search:
             joining = threading.Thread(target=pool.join, name="ownership-stop-workers", daemon=True)
             joining.start()
             joining.join(STOP_SECONDS)
-            if joining.is_alive():
-                pool.terminate()
-                joining.join(STOP_SECONDS)
+            if joining.is_alive():  # (terminate() can hang too: in a thread, then SIGKILL)
+                killing = threading.Thread(target=pool.terminate, name="ownership-stop-workers", daemon=True)
+                killing.start()
+                killing.join(STOP_SECONDS)
+                if killing.is_alive():
+                    for worker in multiprocessing.active_children():
+                        worker.kill()
+                        worker.join(STOP_SECONDS)
             # the pool's pipes are closed by their __del__: collect them while SIGINT is
             # blocked, or a second Ctrl-C there prints "Exception ignored ... KeyboardInterrupt"
             del pool, joining
@@ -783,7 +796,19 @@ class _Search:
                         return
                     yield s, self.store.rows(base + s, base + e), not all(self.reached.values())
 
-            yield from self.pool.imap(_worker_block, tasks())
+            # Ctrl-C and the limits are held while the pool runs, and raised here, between two
+            # blocks or every TICK while waiting for one (NOTE(deferred))
+            results = self.pool.imap(_worker_block, tasks())
+            while True:
+                self.held.poll()
+                try:
+                    blk = results.next(timeout=TICK)
+                except multiprocessing.TimeoutError:
+                    continue
+                except StopIteration:
+                    break
+                self.held.poll()
+                yield blk
         else:
             for s, e in spans:
                 yield self.exp.block(s, self.store.rows(base + s, base + e), not all(self.reached.values()))
