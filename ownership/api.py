@@ -181,16 +181,11 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
     live = model.liveness_checked()
     if not live:
         return
-    if engine == "fuzz" and not model.checked():
-        raise UsageError(f"nothing to check: the fuzz engine does not check liveness ({', '.join(live)}) and every"
-                         " safety property is skipped, so a pass would mean nothing; check liveness without"
-                         " --engine fuzz (the explicit engine)")
     skip = " ".join(f"--skip {n}" for n in live)
-    if engine in ("bmc", "prove"):
-        what = ("is not proved by induction" if engine == "prove" else
-                "is not checked by the bmc engine yet (a lasso-shaped bounded search is planned)")
-        raise UsageError(f"liveness {', '.join(live)} {what}: check it with `ownership check` (the explicit"
-                         f" engine, over every reachable state), or leave it out here with {skip}")
+    if engine == "prove":
+        raise UsageError(f"liveness {', '.join(live)} is not proved by induction: check it with `ownership check`"
+                         " (the explicit engine, over every reachable state; --engine bmc for lassos of a bounded"
+                         f" length), or leave it out here with {skip}")
     if symmetry:
         raise UsageError(f"--symmetry is not sound for liveness yet ({', '.join(live)}): a cycle up to symmetry is"
                          f" not a cycle of the spec; check without --symmetry, or leave them out with {skip}")
@@ -199,15 +194,24 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
 def check_liveness(model: Model, engine: str, result: CheckResult, *, max_states: int | None, measure: bool,
                     max_seconds: float | None, reporter: Any) -> CheckResult:
     """Liveness after the safety search: on the explicit engine once every reachable state is
-    covered and safe; otherwise each liveness property says why it was not checked."""
+    covered and safe; otherwise each liveness property says why it was not checked. bmc and
+    fuzz checked liveness within their search (lassos of a bounded length; obligations along
+    random runs): here each property's text says how far."""
     from .engines import liveness
 
     live = model.liveness_checked()
     result.fairness = liveness.fairness_text(model) if live else ""
     graph_why = ""
     if engine == "fuzz":
-        why = "not checked by fuzz: a random run cannot show that something never happens (use the explicit engine)"
-    elif result.verdict is Verdict.VIOLATED:
+        # fuzz followed each property along its runs: "violated", or how far its runs went
+        # without a violation (bounded, never "holds")
+        if not result.liveness:  # the search stopped before its first run
+            result.liveness = {n: "not checked: the fuzz search stopped before its first run" for n in live}
+        return result
+    if engine == "bmc":
+        result.liveness = {n: _bmc_liveness(result, n) for n in live}
+        return result
+    if result.verdict is Verdict.VIOLATED:
         why = "not checked: the search stopped at a safety violation"
     elif result.verdict is not Verdict.VERIFIED:
         why = "not checked: liveness needs every reachable state, and the search stopped before"
@@ -247,6 +251,24 @@ def check_liveness(model: Model, engine: str, result: CheckResult, *, max_states
     return result
 
 
+def _bmc_liveness(result: CheckResult, name: str) -> str:
+    """What the bmc engine's lasso search says of liveness property `name` (ownership.engines.lasso)."""
+    cov = result.coverage
+    found = result.trace.violation.property if result.trace is not None and result.trace.violation else None
+    if found == name and result.trace is not None and (result.trace.loop is not None or name in result.model.within):
+        return "violated"
+    if cov.complete:
+        return f"holds on every behaviour (none has more than {cov.depth} steps before it stops)"
+    shape = "a run that loops back to an earlier state or stops, or that answers too late"
+    if result.verdict is Verdict.VIOLATED:
+        return (f"no counterexample of fewer than {cov.depth} steps ({shape}); the search stopped at the first"
+                " violation")
+    bound = cov.bound_depth or 0
+    tail = "" if cov.stopped_by == "max-depth" else f" (stopped by {cov.stopped_by})"
+    return (f"no counterexample of at most {bound} steps ({shape}){tail}; longer ones are not ruled out: use the"
+            " explicit engine for every behaviour")
+
+
 def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth: int | None,
                 max_seconds: float | None, reporter: Any, symbolic: Sequence[str], runs: int | None,
                 steps: int | None, seed: int | None, profile: str | None, database: Any,
@@ -264,7 +286,8 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
         if max_states is not None or max_depth is not None:
             raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
         result = fuzz.check(model, runs=runs or fuzz.DEFAULT_RUNS, steps=steps or fuzz.DEFAULT_STEPS, seed=seed,
-                            profile=profile, database=database, max_seconds=max_seconds, reporter=reporter)
+                            profile=profile, database=database, max_seconds=max_seconds, reporter=reporter,
+                            liveness=True)
         result.model = model
     else:
         from .engines import batch, explicit

@@ -101,23 +101,81 @@ def test_a_dead_end_replays_as_a_dead_end(tmp_path):
     assert again.outcome == "violated" and again.violation.property == "every-request-leaves"
 
 
-@pytest.mark.parametrize("args, words", [
-    (("--engine", "bmc"), "is not checked by the bmc engine yet"),
-    (("--symmetry",), "--symmetry is not sound for liveness yet"),
-])
-def test_engines_that_cannot_check_liveness_refuse_it_and_say_how_to_leave_it_out(args, words):
-    r = run_cli("check", f"{RETRY}:RetryStrong", *args)
-    assert r.code == 2 and words in r.err and "--skip a-wait-ends" in r.err
+def test_engines_that_cannot_check_liveness_refuse_it_and_say_how_to_leave_it_out():
+    r = run_cli("check", f"{RETRY}:RetryStrong", "--symmetry")
+    assert r.code == 2 and "--symmetry is not sound for liveness yet" in r.err and "--skip a-wait-ends" in r.err
     proof = run_cli("prove", f"{RETRY}:RetryStrong")
-    assert proof.code == 2 and "is not proved by induction" in proof.err
-    skipped = run_cli("check", f"{RETRY}:RetryStrong", *args, "--skip", "a-wait-ends")
+    assert proof.code == 2 and "is not proved by induction" in proof.err and "--skip a-wait-ends" in proof.err
+    symbolic = run_cli("check", f"{RETRY}:RetryStrong", "--engine", "bmc", "--symbolic", "requests=1..2")
+    assert symbolic.code == 2 and "liveness with --symbolic parameters is not supported" in symbolic.err
+    skipped = run_cli("check", f"{RETRY}:RetryStrong", "--symmetry", "--skip", "a-wait-ends")
     assert skipped.code == 0, skipped.out + skipped.err
+    assert run_cli("prove", f"{RETRY}:RetryStrong", "--skip", "a-wait-ends").code == 0
 
 
-def test_fuzz_says_it_did_not_check_liveness():
+# --------------------------------------------------------------------------- bmc: lassos of bounded length
+
+
+@pytest.mark.parametrize("name, steps, loop", [("Retry", 3, 1), ("RetryWeak", 3, 1)])
+def test_bmc_finds_the_shortest_lasso_and_it_replays(tmp_path, name, steps, loop):
+    out = tmp_path / "l.json"
+    r = run_cli("check", f"{RETRY}:{name}", "--engine", "bmc", "--max-depth", "6", "--out", str(out))
+    assert r.code == 1, r.out + r.err
+    assert f"Counterexample: a lasso of {steps} steps, whose steps {loop + 1}..{steps} repeat forever:" in r.out
+    assert "so this lasso is a shortest one" in r.out and "Liveness a-wait-ends: violated" in r.out
+    trace = read_itf(str(out))
+    assert trace.loop == loop and trace.violation.property == "a-wait-ends" and trace.engine == "bmc"
+    explicit = run_cli("check", f"{RETRY}:{name}", "--json")
+    assert len(json.loads(explicit.out)["steps"]) == steps  # the explicit engine's lasso is as long
+    again = run_cli("replay", str(out), "--spec", f"{RETRY}:{name}")
+    assert again.code == 1 and "still violated" in again.out
+
+
+def test_bmc_under_strong_fairness_finds_no_lasso_and_says_how_far_it_looked():
+    r = run_cli("check", f"{RETRY}:RetryStrong", "--engine", "bmc", "--max-depth", "5", "--json")
+    doc = json.loads(r.out)
+    assert r.code == 0 and doc["verdict"] == "bounded"
+    assert doc["liveness"]["a-wait-ends"].startswith("no counterexample of at most 5 steps")
+    assert "longer ones are not ruled out" in doc["liveness"]["a-wait-ends"]
+    # a lasso needs 3 steps: with fewer, none exists even without fairness
+    short = run_cli("check", f"{RETRY}:Retry", "--engine", "bmc", "--max-depth", "2", "--json")
+    assert short.code == 0 and json.loads(short.out)["verdict"] == "bounded"
+
+
+def test_bmc_finds_the_dead_end_and_the_late_response_and_covers_runs_that_all_stop(tmp_path):
+    ok = run_cli("check", STRANDED, "--engine", "bmc", "--json")
+    doc = json.loads(ok.out)
+    assert ok.code == 0 and doc["verdict"] == "verified"  # every run stops within a few steps
+    assert all(how.startswith("holds on every behaviour") for how in doc["liveness"].values()), doc["liveness"]
+    dead = run_cli("check", STRANDED, "--engine", "bmc", "--fix", "no-timeout", "--json")
+    explicit = run_cli("check", STRANDED, "--fix", "no-timeout", "--json")
+    a, b = json.loads(dead.out), json.loads(explicit.out)
+    assert dead.code == 1 and a["violation"]["property"] == b["violation"]["property"] == "every-request-leaves"
+    assert a["steps"] == b["steps"] and a["loop"] == b["loop"] == 2
+    out = tmp_path / "w.json"
+    late = run_cli("check", STRANDED, "--engine", "bmc", "--param", "timeout_steps=0", "--out", str(out))
+    assert late.code == 1 and "violated: retired-pages-return" in late.out
+    assert read_itf(str(out)).loop is None
+    assert run_cli("replay", str(out), "--spec", STRANDED).code == 1
+
+
+def test_bmc_reports_a_spec_error_in_a_liveness_property_at_the_state_that_raises_it(tmp_path):
+    body = ("    @action\n    def go(self, s, r: Request):\n        s.require(s.stage[r] == 0)\n"
+            "        s.stage[r] = 1\n\n"
+            "    @eventually\n    def done(self, s, r):\n        return 4 // (1 - s.stage[r]) == 4\n")
+    spec = _spec(tmp_path, body)
+    for engine in ("explicit", "bmc"):
+        r = run_cli("check", spec, "--engine", engine)
+        assert r.code == 2 and "s.py:16: in eventually done (r=r1): `//` by zero" in r.err, (engine, r.err)
+
+
+def test_fuzz_finds_the_lasso_on_a_random_run_and_never_claims_a_property_holds():
     r = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", "--runs", "20", "--seed", "1")
-    assert r.code == 0 and "bounded" in r.out
-    assert "Liveness a-wait-ends: not checked by fuzz" in r.out
+    assert r.code == 1 and "violated: a-wait-ends" in r.out, r.out + r.err
+    assert "a lasso of 3 steps" in r.out and "a shorter counterexample may exist" in r.out
+    ok = run_cli("check", f"{RETRY}:RetryStrong", "--engine", "fuzz", "--runs", "20", "--seed", "1")
+    assert ok.code == 0 and "bounded" in ok.out
+    assert "Liveness a-wait-ends: not violated in 20 random runs" in ok.out and "holds" not in ok.out
 
 
 def test_a_bounded_safety_search_leaves_liveness_unchecked_and_says_so():
@@ -373,8 +431,10 @@ def test_check_spec_in_a_pytest_suite_checks_liveness_with_the_explicit_engine_a
         check_spec(f"{RETRY}:Retry", engine="explicit")
     result = check_spec(f"{RETRY}:RetryStrong", engine="explicit")
     assert result.liveness == {"a-wait-ends": "holds on every behaviour"}
-    with pytest.warns(UserWarning, match="liveness a-wait-ends not checked by engine fuzz"):
+    with pytest.warns(UserWarning, match="liveness a-wait-ends not checked on every behaviour by engine fuzz"):
         check_spec(f"{RETRY}:RetryStrong", engine="fuzz", runs=5, steps=5, seed=1, database=None)
+    with pytest.raises(SpecViolated, match="violates a-wait-ends"):
+        check_spec(f"{RETRY}:Retry", engine="fuzz", runs=20, steps=10, seed=1, database=None)
 
 
 def _spec(tmp_path, body: str, name: str = "s.py") -> str:
@@ -405,11 +465,13 @@ def test_a_bound_from_parameters_must_not_be_negative_and_a_large_one_is_quick(t
     assert r.code == 1 and doc["violation"]["property"] == "w" and len(doc["steps"]) < 5  # a lasso, not 10**9 steps
 
 
-def test_fuzz_with_only_liveness_left_to_check_refuses_to_pass_over_nothing():
+def test_fuzz_with_only_liveness_left_to_check_checks_it_and_everything_skipped_is_refused():
     skips = [w for p in ("stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free")
              for w in ("--skip", p)]
-    r = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", *skips)
-    assert r.code == 2 and "nothing to check" in r.err
+    r = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", "--runs", "20", "--seed", "1", *skips)
+    assert r.code == 1 and "violated: a-wait-ends" in r.out
+    none = run_cli("check", f"{RETRY}:Retry", "--engine", "fuzz", *skips, "--skip", "a-wait-ends")
+    assert none.code == 2 and "nothing to check" in none.err
 
 
 def test_a_value_of_the_wrong_sort_names_the_propertys_own_line(tmp_path):

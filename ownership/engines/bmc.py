@@ -495,6 +495,45 @@ def _spec_error(enc: Encoding, run: _Unrolling, k: int, kind: str, *, lemmas: bo
     raise _disagree(f"a spec error at depth {k} symbolically, not concretely")
 
 
+def _lasso(enc: Encoding, run: _Unrolling, k: int, i: int) -> tuple[Trace, Model, dict[str, int]]:
+    """The liveness counterexample of k steps for obligation i that z3 found, replayed in the
+    concrete semantics (ownership.engines.liveness decides that it is one) as the explicit
+    engine's Trace."""
+    from . import liveness
+
+    model, values, states, bindings = _extract(enc, run.solver.model, run.states, run.acts, k)
+    if states[0] != model.initial:
+        raise _disagree("the first state is not the initial state")
+    _run(model, states, bindings)
+    ob = enc.live[i]
+    inst = liveness.on_run(model, states, ob.name, ob.request, ob.page)
+    bound = model.within.get(ob.name)
+    loops: list[int | None] = [j for j in range(k) if states[j] == states[k]] + [k]
+    for loop in loops + ([None] if bound is not None else []):
+        if loop == k and any(Concrete(model).step(states[k], b) is not None for b in model.bindings):
+            continue  # not a dead end
+        if liveness.violates(model, states, bindings, loop, ob.name):
+            t = liveness.trigger_of(inst, loop, k, bound)
+            if t is not None:
+                return liveness.lasso_trace(model, inst, states, bindings, loop, t, engine="bmc"), model, values
+    raise _disagree(f"a run of {k} steps violates {ob.name} symbolically, not concretely")
+
+
+def _liveness_error(enc: Encoding, run: _Unrolling, k: int) -> SpecError:
+    """The spec error a liveness property raises in the state z3 found at depth k, raised by
+    the concrete interpreter there, with the steps that lead to it."""
+    from . import liveness
+
+    model, _, states, bindings = _extract(enc, run.solver.model, run.states, run.acts, k)
+    _run(model, states, bindings)
+    try:
+        liveness.instances(model, Concrete(model), liveness.Graph([states[-1]], [[]], [-1], [-1]))
+    except SpecError as e:
+        e.steps = [b.label() for b in bindings]
+        return e
+    raise _disagree(f"a liveness property raises a spec error at depth {k} symbolically, not concretely")
+
+
 # --------------------------------------------------------------------------- check
 
 
@@ -507,20 +546,30 @@ def check(
     symbolic: Sequence[SymbolicParam] = (),
     sweep: bool = True,
     sometimes: bool = True,
+    liveness: bool = False,
 ) -> SymbolicResult:
     """Bounded model checking of `model` up to `max_depth` steps; a shortest counterexample first.
 
     `symbolic`: parameters left unknown within their ranges; with `sweep`, after the first
     counterexample the search goes on to list every violating value (ParameterAnswer).
-    `sometimes`: also look for a state reaching each sometimes-property, depth by depth."""
+    `sometimes`: also look for a state reaching each sometimes-property, depth by depth.
+    `liveness`: also look for a liveness counterexample of each depth once it is settled (a
+    lasso, a dead end, a bounded response too late: ownership.engines.lasso); a run of k
+    steps that violates a liveness property is found before a safety violation of k + 1."""
+    from ..errors import UsageError
     from ..interpret.smt import encode
+    from .lasso import Lassos
 
+    if liveness and symbolic:
+        raise UsageError("liveness with --symbolic parameters is not supported: give the parameters values"
+                         " (--param), or leave the liveness properties out with --skip")
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
     enc = encode(model, symbolic=symbolic)
     counter = [0]
     solver = _Solver(deadline, counter)
     run = _Unrolling(enc, solver, lemmas=False)
+    lassos = Lassos(enc, model, run.states, run.acts) if liveness and enc.live else None
     pending = [name for name, _ in enc.sometimes] if sometimes else []
     reached: dict[str, bool | None] = {name: None for name, _ in enc.sometimes}
     first: tuple[Trace, Model, dict[str, int], int] | None = None
@@ -547,6 +596,14 @@ def check(
                 continue
             if kind == "exhausted":
                 break
+            if lassos is not None:
+                if solver.sat(enc.at(enc.live_errors, run.states[k])):
+                    raise _liveness_error(enc, run, k)
+                i = lassos.find(k, solver.sat, lambda: solver.model)
+                if i is not None:
+                    trace, wmodel, values = _lasso(enc, run, k, i)
+                    first = (trace, wmodel, values, k)
+                    break
             if pending:
                 got = run.sometimes(pending)
                 for name in got:
@@ -773,7 +830,8 @@ def run(
         raise UsageError("--max-states limits the explicit engine; bound the bmc engine with --max-depth (steps)")
     params = parse_symbolic(symbolic, model.spec_cls, model.env)
     return check(model, max_depth=DEFAULT_DEPTH if max_depth is None else max_depth,
-                 max_seconds=max_seconds, reporter=reporter, symbolic=params)
+                 max_seconds=max_seconds, reporter=reporter, symbolic=params,
+                 liveness=bool(model.liveness_checked()))
 
 
 def run_proof(

@@ -12,6 +12,11 @@ deleted, requests renamed and arguments lowered for as long as the run still vio
 same property, and the result is the same `Trace` as every engine's (engine "fuzz"),
 replayable with `ownership replay`.
 
+With `liveness=True` the spec's liveness properties are followed on every run too, bounded
+(NOTE(bounded-liveness)): a run is a counterexample only where it is itself a behaviour on
+which a property fails (a dead end or a fair cycle with an obligation pending, a bounded
+response too late); a run that merely ends with one pending shows nothing.
+
 A pass is never `verified`: the verdict is `bounded` by the runs and steps actually executed,
 and the coverage names the actions that never fired. The example database (a directory under
 .ownership/ by default) replays known failures first; the "ci" profile is derandomised.
@@ -38,13 +43,13 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, precondition, rule
 
-from ..errors import LimitReached, SpecError, UsageError
+from ..errors import InternalError, LimitReached, SpecError, UsageError
 from ..interpret.concrete import Concrete, Flag
 from ..kernel import PROPERTIES
 from ..lang.declare import RequestDomain, as_domain
 from ..lang.model import Binding, Model
 from ..result import CheckResult, Coverage, Verdict
-from ..trace import build_trace
+from ..trace import Trace, build_trace
 
 #: Runs (Hypothesis examples) and steps per run when the caller does not say.
 DEFAULT_RUNS = 200
@@ -161,7 +166,7 @@ def _rank(sl: ActionSlice, picks: list[int]) -> int:
 class Node:
     """A state reached by a path of bindings from the initial state, with what is known there."""
 
-    __slots__ = ("state", "flags", "state_flags", "disabled", "first")
+    __slots__ = ("state", "flags", "state_flags", "disabled", "first", "live")
 
     def __init__(self, state: tuple[int, ...], flags: list[Flag]) -> None:
         self.state = state
@@ -169,6 +174,7 @@ class Node:
         self.state_flags: list[Flag] | None = None  # invariants and leak, once computed
         self.disabled: set[int] = set()             # bindings not enabled here
         self.first: dict[int, int | None] = {}      # action -> its first enabled binding here
+        self.live: tuple[tuple[bool, bool], ...] | None = None  # (p, q) of each obligation, once computed
 
 
 class Explorer:
@@ -409,6 +415,206 @@ class PathShrinker:
         return best
 
 
+# --------------------------------------------------------------------------- liveness, bounded
+
+
+@dataclass
+class LiveFailure:
+    """A liveness obligation that a run shows failing: which one, the step of its trigger,
+    and the step the run loops back to (NOTE(bounded-liveness))."""
+
+    name: str          # the property
+    instance: int      # index into Obligations.instances
+    trigger: int       # the step at which the obligation began (p held, q did not)
+    loop: int | None   # the last step equals this one (== the last step: a dead end); None:
+                       # a finite run on which a bounded response came too late
+
+
+class Obligations:
+    """The liveness obligations of a model on fuzz's runs, evaluated state by state with the
+    semantics of ownership.engines.liveness (its `instances`, on one state at a time).
+
+    NOTE(bounded-liveness): a random run shows a liveness property failing only where the
+    run is itself a behaviour on which it fails: it stops at a dead end (no action enabled)
+    with an obligation pending; it comes back to a state with q false all along, around a
+    cycle that takes every fair binding it must (weak: enabled in all its states; strong:
+    in one); or, for `leads_to(within=N)`, q does not hold in the N steps after p. A run
+    that ends with an obligation still pending shows nothing (q may hold one step later):
+    "not satisfied within N steps" is bounded, never violated. Every failure reported is
+    replayed with liveness.violates first; one that does not violate there is our bug."""
+
+    def __init__(self, model: Model, explorer: Explorer) -> None:
+        from . import liveness
+
+        self.model = model
+        self.explorer = explorer
+        self.evaluate = liveness.instances
+        self.instances = self.evaluate(model, explorer.interp, _one_state(model.initial))
+        self.bounds = [model.within.get(inst.name) for inst in self.instances]
+        self.eventually = [inst.kind == "eventually" for inst in self.instances]  # p: the initial state only
+        self.fair = [(b, binding.action.fair) for b, binding in enumerate(model.bindings) if binding.action.fair]
+        names = model.liveness_checked()
+        self.pending_runs = dict.fromkeys(names, 0)   # counted runs in which it was pending at some step
+        self.ended_pending = dict.fromkeys(names, 0)  # counted runs that ended with it still pending
+
+    def values(self, node: Node) -> tuple[tuple[bool, bool], ...]:
+        """(p, q) of every obligation in the state of `node` (computed once per node)."""
+        if node.live is None:
+            got = self.evaluate(self.model, self.explorer.interp, _one_state(node.state))
+            if len(got) != len(self.instances):
+                raise InternalError("fuzz: the liveness obligations differ from one state to another")
+            node.live = tuple((inst.p[0], inst.q[0]) for inst in got)
+        return node.live
+
+    def judge(self, path: tuple[int, ...]) -> RunFailed | None:
+        """Replay `path` as a run goes: its first violation, of safety or liveness (safety
+        first at the same step), cut at the step that shows it; None when there is none, or
+        a binding on the way is not enabled."""
+        explorer = self.explorer
+        run = RunObligations(self)
+        node: Node | None = explorer.root
+        for i in range(len(path) + 1):
+            if i:
+                node = explorer.child(path[:i - 1], node, path[i - 1])  # type: ignore[arg-type]
+                if node is None:
+                    return None
+            flags = explorer.flags_at(node)  # type: ignore[arg-type]
+            if flags:
+                return RunFailed(primary(flags), path[:i], flags)
+            got = run.arrive(path[:i], node)  # type: ignore[arg-type]
+            if got is not None:
+                return RunFailed(got.name, path[:i], got)
+        return None
+
+    def trace(self, states: list[tuple[int, ...]], bindings: list[Binding], failure: LiveFailure) -> Trace:
+        """The counterexample of `failure` on the run `states`, worded as the explicit engine
+        words it; InternalError unless liveness.violates replays it as a violation."""
+        from . import liveness
+
+        model = self.model
+        inst = self.instances[failure.instance]
+        if not liveness.violates(model, states, bindings, failure.loop, inst.name):
+            raise InternalError(f"fuzz: the run it found violating {inst.name} ({len(states) - 1} steps, loop"
+                                f" {failure.loop}) does not violate it when replayed (liveness.violates)")
+        return liveness.lasso_trace(model, inst, states, bindings, failure.loop, failure.trigger, engine="fuzz")
+
+    def ended(self, run: RunObligations, normally: bool) -> None:
+        """Count a finished run: the properties pending in it, and those still pending at its end."""
+        for name in run.was_pending:
+            self.pending_runs[name] += 1
+        if normally:
+            for name in {self.instances[k].name for k, t in enumerate(run.since) if t is not None}:
+                self.ended_pending[name] += 1
+
+    def texts(self, runs: int, steps: int, found: str | None) -> dict[str, str]:
+        """What the runs showed of each liveness property, in words: "violated", or how far
+        they went without a violation (a bounded answer, never "holds"). `found`: the
+        property whose violation stopped the search, if any."""
+        out = {}
+        for name, pending in self.pending_runs.items():
+            if name == found:
+                out[name] = "violated"
+                continue
+            text = f"not violated in {runs:,} random run{'' if runs == 1 else 's'} of at most {steps} steps"
+            if found:
+                out[name] = text + (f", up to the violation of {found} that stopped the search (bounded: fuzz"
+                                    " cannot show that something never happens)")
+                continue
+            text += " (bounded: fuzz cannot show that something never happens)"
+            if not pending:
+                kind = next((inst.kind for inst in self.instances if inst.name == name), "leads-to")
+                text += ("; its q held from the start of every run" if kind == "eventually"
+                         else "; it was never pending (its p never held without its q)")
+            else:
+                ended = self.ended_pending[name]
+                text += (f"; {ended:,} run{'' if ended == 1 else 's'} ended with it pending"
+                         f" (of {pending:,} in which it was pending)")
+            out[name] = text
+        return out
+
+
+def _one_state(state: tuple[int, ...]) -> Any:
+    """A graph of one state, to evaluate the liveness obligations in it (liveness.instances)."""
+    from .liveness import Graph
+
+    return Graph([state], [[]], [-1], [-1])
+
+
+class RunObligations:
+    """One run's liveness obligations, followed step by step (NOTE(bounded-liveness)): for
+    each, the step since which it is pending (p held there and q has not held since), the
+    last step at which its q held, and the steps at which each state was seen."""
+
+    def __init__(self, obligations: Obligations) -> None:
+        n = len(obligations.instances)
+        self.obligations = obligations
+        self.since: list[int | None] = [None] * n
+        self.last_q = [-1] * n
+        self.nodes: list[Node] = []
+        self.seen: dict[tuple[int, ...], list[int]] = {}
+        self.was_pending: set[str] = set()
+
+    def arrive(self, path: tuple[int, ...], node: Node) -> LiveFailure | None:
+        """Follow the run into `node`, reached by `path` (step len(path)); the failure the run
+        shows there, if any."""
+        ob = self.obligations
+        u = len(self.nodes)
+        self.nodes.append(node)
+        since = self.since
+        for k, (p, q) in enumerate(ob.values(node)):
+            if q:
+                self.last_q[k] = u
+                since[k] = None
+            elif p and since[k] is None and (u == 0 or not ob.eventually[k]):
+                since[k] = u
+                self.was_pending.add(ob.instances[k].name)
+        earlier = self.seen.setdefault(node.state, [])
+        got = self._failure(path, node, u, earlier) if any(t is not None for t in since) else None
+        earlier.append(u)
+        return got
+
+    def _failure(self, path: tuple[int, ...], node: Node, u: int, earlier: list[int]) -> LiveFailure | None:
+        """With some obligation pending at step u: a bounded response too late, a dead end,
+        or a fair cycle back to an earlier step with q false around it (in this order)."""
+        ob = self.obligations
+        since = self.since
+        for k, t in enumerate(since):
+            bound = ob.bounds[k]
+            if t is not None and bound is not None and u - t >= bound:
+                return LiveFailure(ob.instances[k].name, k, t, None)  # q false at steps t..t+bound
+        explorer = ob.explorer
+        if all(explorer.first_enabled(path, node, a) is None for a in range(len(explorer.slices))):
+            k = next(k for k, t in enumerate(since) if t is not None)
+            return LiveFailure(ob.instances[k].name, k, since[k], u)  # type: ignore[arg-type]
+        for i in reversed(earlier):  # the shortest cycle first; a longer one may be fair
+            # q must be false from min(trigger, i) to u: since q has not held since the
+            # trigger, that is q false since i (fewer obligations qualify as i goes down)
+            open_ = [k for k, t in enumerate(since) if t is not None and self.last_q[k] < i]
+            if not open_:
+                break
+            fair: bool | None = None
+            for k in open_:
+                if ob.bounds[k] is None and fair is None:
+                    fair = self._fair(path, i, u)
+                if ob.bounds[k] is not None or fair:
+                    return LiveFailure(ob.instances[k].name, k, since[k], i)  # type: ignore[arg-type]
+        return None
+
+    def _fair(self, path: tuple[int, ...], i: int, u: int) -> bool:
+        """Whether the cycle of steps i..u (the state of step u is that of step i) takes every
+        fair binding it must: a weakly fair one enabled in all its states, a strongly fair
+        one enabled in some."""
+        taken = set(path[i:u])
+        explorer = self.obligations.explorer
+        for b, how in self.obligations.fair:
+            if b in taken:
+                continue
+            enabled = (explorer.child(path[:k], self.nodes[k], b) is not None for k in range(i, u))
+            if (all(enabled) if how == "weak" else any(enabled)):
+                return False
+        return True
+
+
 # --------------------------------------------------------------------------- the Hypothesis side
 
 
@@ -432,6 +638,7 @@ class Search:
     reached: set[str] = field(default_factory=set)
     found: bool = False
     expired: bool = False
+    obligations: Obligations | None = None  # liveness followed on the runs (None: not asked, or none)
     last_report: float = 0.0
     phase: str = "search"
 
@@ -472,6 +679,12 @@ class MachineBase(RuleBasedStateMachine):
         self.path: tuple[int, ...] = ()
         self.node = self.explorer.root
         self.deadlock: bool | None = None
+        #: the liveness obligations followed on this run (NOTE(bounded-liveness)), if asked
+        self.liveness = RunObligations(search.obligations) if search.obligations is not None else None
+        if self.liveness is not None:
+            got = self.liveness.arrive((), self.node)
+            if got is not None:  # (check() judges the initial state before any run)
+                self.fail(RunFailed(got.name, (), got))
 
     def _enabled(self, a: int) -> bool:
         name = self.explorer.slices[a].name
@@ -525,6 +738,10 @@ class MachineBase(RuleBasedStateMachine):
             search.longest = max(search.longest, len(self.path))
             search.seen.add(hash(child.state))
         self.judge_step(b, child)
+        if self.liveness is not None:
+            got = self.liveness.arrive(self.path, child)
+            if got is not None:
+                self.fail(RunFailed(got.name, self.path, got))
         if search.pending:
             got = self.explorer.interp.sometimes_hits(child.state, search.pending)
             if got:
@@ -556,6 +773,8 @@ class MachineBase(RuleBasedStateMachine):
         ending = sys.exc_info()[1]  # the exception ending the run, if any
         if self.counted and (ending is None or isinstance(ending, RunFailed)):
             self.search.runs += 1
+            if self.liveness is not None:
+                self.liveness.obligations.ended(self.liveness, normally=ending is None)
 
 
 def machine_class(model: Model, search: Search, base: type[MachineBase] = MachineBase) -> type[MachineBase]:
@@ -690,6 +909,7 @@ def check(
     max_shrink_seconds: float | None = DEFAULT_SHRINK_SECONDS,
     reporter: Reporter | None = None,
     report_every: float = 0.5,
+    liveness: bool = False,
 ) -> CheckResult:
     """Fuzz `model` with Hypothesis: `runs` runs of at most `steps` steps each.
 
@@ -698,7 +918,12 @@ def check(
     ExampleDatabase that replays known failures first ("default": .ownership/examples;
     None: off). `profile`: "default", "ci" (derandomised, no database), a registered
     Hypothesis profile name, or a settings object. `max_seconds` stops the search for a
-    violation (verdict inconclusive); `max_shrink_seconds` bounds shrinking one."""
+    violation (verdict inconclusive); `max_shrink_seconds` bounds shrinking one.
+
+    `liveness`: also follow the model's liveness properties on every run (NOTE(bounded-
+    liveness)): a run that shows one failing (a dead end or a fair cycle with the obligation
+    pending, a bounded response too late) is a violation like any other; otherwise
+    `result.liveness` says, per property, how far the runs went without one (bounded)."""
     if runs < 1 or steps < 1:
         raise UsageError(f"runs={runs}, steps={steps}: both must be at least 1")
     hsettings = build_settings(runs=runs, steps=steps, database=database, profile=profile)
@@ -715,6 +940,8 @@ def check(
         explorer = Explorer(model)
         search = Search(explorer, start, max_seconds, reporter, report_every, last_report=start)
         search.pending = [p.name for p in model.sometimes]
+        if liveness and model.liveness_checked():
+            search.obligations = Obligations(model, explorer)
         initial = explorer.root.state_flags or []
         if not initial:
             got = explorer.interp.sometimes_hits(model.initial, search.pending)
@@ -722,6 +949,8 @@ def check(
             search.pending = [n for n in search.pending if n not in got]
         if initial:
             failure = RunFailed(primary(initial), (), initial)
+        elif search.obligations is not None and (at_start := search.obligations.judge(())) is not None:
+            failure = at_start  # a dead end at the start, or a response due at once
         elif model.bindings:
             failure = run_search(model, search, hsettings, seed, exact=exact)
     except LimitReached as e:
@@ -746,20 +975,30 @@ def check(
         return CheckResult(Verdict.INCONCLUSIVE, coverage(stopped_by), "fuzz",
                            sometimes={p.name: None for p in model.sometimes})
     sometimes: dict[str, bool | None] = {p.name: (True if p.name in search.reached else None) for p in model.sometimes}
+    obligations = search.obligations
+    live: dict[str, Any] = {}  # CheckResult's liveness and fairness, when liveness was followed
+    if obligations is not None:
+        from .liveness import fairness_text
+
+        live = {"liveness": obligations.texts(search.runs, steps, None if failure is None else failure.kind),
+                "fairness": fairness_text(model)}
     if failure is None:
         verdict = Verdict.BOUNDED if stopped_by == "max-runs" else Verdict.INCONCLUSIVE
-        return CheckResult(verdict, coverage(stopped_by), "fuzz", sometimes=sometimes)
+        return CheckResult(verdict, coverage(stopped_by), "fuzz", sometimes=sometimes, **live)
 
     cov = coverage("violation")
     search.phase = "shrink"
     search.tick(force=True)
 
-    def judge(path: tuple[int, ...]) -> RunFailed | None:
+    def judge_safety(path: tuple[int, ...]) -> RunFailed | None:
         walked = explorer.walk(path)
         if walked is None or not walked[1]:
             return None
         nodes, flags = walked
         return RunFailed(primary(flags), path[:len(nodes) - 1], flags)
+
+    # with liveness followed, a run fails at its first event, of safety or of liveness
+    judge = judge_safety if obligations is None else obligations.judge
 
     # shrinking stops at max_shrink_seconds, and at max_seconds too (the whole check's limit)
     ends = [t for t in (None if max_shrink_seconds is None else time.monotonic() + max_shrink_seconds,
@@ -772,11 +1011,15 @@ def check(
         best = shrinker.best or best
         shrinker.timed_out = True
     walked = explorer.walk(best.path)
-    assert walked is not None and walked[1], "a shrunk path still fails"
-    nodes, flags = walked
     bindings: list[Binding] = [model.bindings[b] for b in best.path]
-    trace = build_trace(model, [n.state for n in nodes], bindings, flags, engine="fuzz")
-    result = CheckResult(Verdict.VIOLATED, cov, "fuzz", trace=trace, sometimes=sometimes)
+    if isinstance(best.detail, LiveFailure):
+        assert walked is not None and not walked[1] and obligations is not None, "a liveness failure's run is safe"
+        trace = obligations.trace([n.state for n in walked[0]], bindings, best.detail)
+    else:
+        assert walked is not None and walked[1], "a shrunk path still fails"
+        nodes, flags = walked
+        trace = build_trace(model, [n.state for n in nodes], bindings, flags, engine="fuzz")
+    result = CheckResult(Verdict.VIOLATED, cov, "fuzz", trace=trace, sometimes=sometimes, **live)
     result.shrink = {"tries": shrinker.tries, "steps_before": len(failure.path),  # type: ignore[attr-defined]
                      "timed_out": shrinker.timed_out, "seconds": time.monotonic() - start - cov.seconds}
     return result

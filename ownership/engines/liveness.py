@@ -36,7 +36,6 @@ from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, _v
 from ..lang import sorts
 from ..lang.model import Binding, Model
-from ..lang.properties import EVENTUALLY_RELEASED
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, Violation, build_trace
 from .explicit import Progress, Reporter
@@ -163,47 +162,17 @@ def instances(model: Model, interp: Concrete, graph: Graph) -> list[Instance]:
             if prop.kind == "eventually":
                 ps = [i == 0 for i in range(n)]
             out.append(Instance(prop.name, prop.kind, ps, qs, request=r))
-    for name in model.kernel_liveness:
-        if name not in checked:
-            continue
-        field = "owner" if name == EVENTUALLY_RELEASED else "inflight"
-        for pool, info in model.pools.items():
-            names = (f"{pool}.{field}",) + ((f"{pool}.holders",) if field == "owner" else ())
-            slot = next(s for s in model.slots if s.name in names)  # a shared pool keeps holders
-            for page in range(info.size):
-                at = slot.offset + page
-                held = [st[at] != 0 for st in graph.states]
-                what = ("owned" if name == EVENTUALLY_RELEASED else "the target of a transfer in flight")
-                goal = ("free" if name == EVENTUALLY_RELEASED else "landed")
-                out.append(Instance(name, "leads-to", held, [not h for h in held], page=(pool, page),
-                                    text_p=f"{pool} page {page} is {what}", text_q=f"{pool} page {page} is {goal}"))
+    for ob in model.kernel_obligations():
+        held = [st[ob.at] != 0 for st in graph.states]
+        out.append(Instance(ob.name, "leads-to", held, [not h for h in held], page=(ob.pool, ob.page),
+                            text_p=ob.text_p, text_q=ob.text_q))
     return out
 
 
 def _evaluate(interp: Concrete, prop: Any, args: tuple[int, ...]) -> tuple[bool, bool]:
     """(p, q) of a liveness property in the view's current state (p is True for eventually)."""
-    what = f"{prop.kind} {prop.name}" + (f" (r=r{args[0]})" if args else "")
-    view = interp.view
-    if prop.kind == "eventually":
-        q = interp._run(lambda: view._property(prop.fn, what, *args), f"in {what}")
-        return True, bool(_v(q))
-
-    def pair() -> tuple[Any, Any]:
-        got = prop.fn(interp.spec, view, *args)
-        if not (isinstance(got, tuple) and len(got) == 2):
-            code = prop.fn.__code__
-            raise SpecError(f"leads_to property {prop.name} must return a pair (p, q): whenever p holds, q holds"
-                            f" then or later; it returned {type(got).__name__}",
-                            file=code.co_filename, line=code.co_firstlineno)
-        code = prop.fn.__code__
-        for part, name in ((got[0], "p"), (got[1], "q")):
-            try:
-                sorts.condition(part, f"{what}, its {name}")
-            except SpecError as e:  # the value it returned is wrong: the property's own line says so
-                raise SpecError(e.message, file=code.co_filename, line=code.co_firstlineno) from None
-        return got
-
-    p, q = interp._run(pair, f"in {what}")
+    what = prop.what(args)
+    p, q = interp._run(lambda: interp.view._liveness(prop, what, args), f"in {what}")
     return bool(_v(p)), bool(_v(q))
 
 
@@ -414,18 +383,54 @@ def check(model: Model, *, states_expected: int | None, max_states: int | None =
         lasso = find_lasso(graph, inst, fair) if bound is None else find_slow(graph, inst, bound)
         if lasso is None:
             continue
-        trace = build_trace(model, [graph.states[i] for i in lasso.states],
-                            [model.bindings[b] for b in lasso.bindings], [], engine="explicit")
-        trace.loop = lasso.loop
-        requests = [model.request_name(inst.request)] if inst.request is not None else []
-        pages = [inst.page] if inst.page is not None else []
-        message = _message(model, inst, lasso, trace) if bound is None else _slow_message(model, inst, lasso, bound)
-        trace.violation = Violation(inst.name, lasso.trigger, message, requests, pages)
+        trace = lasso_trace(model, inst, [graph.states[i] for i in lasso.states],
+                            [model.bindings[b] for b in lasso.bindings], lasso.loop, lasso.trigger, engine="explicit")
         # the whole graph was explored: the coverage is complete, though a property fails
         cov = Coverage(len(graph.states), graph.transitions, max(graph.depths()), complete=True,
                        stopped_by=None, seconds=time.monotonic() - start)
         return Outcome(found=CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), measures=measured)
     return Outcome(measures=measured)
+
+
+def lasso_trace(model: Model, inst: Instance, states: list[tuple[int, ...]], bindings: list[Binding],
+                loop: int | None, trigger: int, *, engine: str) -> Trace:
+    """The trace of a liveness counterexample of `inst` (a lasso: the last state is
+    states[loop], the last index for a dead end; None: a finite run, too late for a bounded
+    response), its obligation starting at step `trigger`, worded for the user."""
+    trace = build_trace(model, states, bindings, [], engine=engine)
+    trace.loop = loop
+    lasso = Lasso(list(range(len(states))), [], loop, trigger)
+    bound = model.within.get(inst.name)
+    message = _message(model, inst, lasso, trace) if bound is None else _slow_message(model, inst, lasso, bound)
+    requests = [model.request_name(inst.request)] if inst.request is not None else []
+    pages = [inst.page] if inst.page is not None else []
+    trace.violation = Violation(inst.name, trigger, message, requests, pages)
+    return trace
+
+
+def on_run(model: Model, states: list[tuple[int, ...]], name: str, request: int | None,
+           page: tuple[str, int] | None) -> Instance:
+    """The obligation of property `name` (for `request`, or at `page`) over the states of a run."""
+    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    for inst in instances(model, Concrete(model), graph):
+        if (inst.name, inst.request, inst.page) == (name, request, page):
+            return inst
+    raise InternalError(f"liveness: no obligation {name} for {request or page} in this model")
+
+
+def trigger_of(inst: Instance, loop: int | None, last: int, bound: int | None) -> int | None:
+    """The first step of a run (states 0..last; the last is states[loop] for a lasso, the
+    last index for a dead end, None for a finite run) where the obligation starts and is not
+    met: p holds and q never does after (within `bound` steps for a bounded response)."""
+    for t in range(last + 1):
+        if not inst.p[t]:
+            continue
+        if loop is None:  # a finite run: bound + 1 states without q
+            if bound is not None and t + bound <= last and not any(inst.q[u] for u in range(t, t + bound + 1)):
+                return t
+        elif not any(inst.q[u] for u in range(min(t, loop), last + 1)):
+            return t
+    return None
 
 
 def find_slow(graph: Graph, inst: Instance, bound: int) -> Lasso | None:

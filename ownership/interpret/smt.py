@@ -402,6 +402,21 @@ def trace_lemmas(model: Model) -> tuple[list[tuple[str, Any]], list[Any]]:
 
 
 @dataclass
+class LiveObligation:
+    """One liveness obligation (a property, for one request or one page) as z3 templates over
+    x: whenever p holds, q holds then or later (`eventually`: from the initial state)."""
+
+    name: str
+    kind: str
+    p: Any
+    q: Any
+    request: int | None = None
+    page: tuple[str, int] | None = None
+    text_p: str = ""
+    text_q: str = ""
+
+
+@dataclass
 class _Binding:
     """One traced binding as z3 templates over the pre-state x."""
 
@@ -430,6 +445,9 @@ class Encoding:
         roots.extend(c for _, c in props.sometimes)
         roots.extend(c for c, _ in props.leak)
         roots.extend(e.cond for e in props.errors)
+        for _, _, p, q in props.liveness:
+            roots.extend((p, q))
+        roots.extend(e.cond for _, e in props.liveness_errors)
         roots.extend(c for _, c in lemma_graphs)
         roots.extend(e.cond for e in lemma_errors)
         order = _postorder(roots)
@@ -496,6 +514,18 @@ class Encoding:
         more = [self.as_bool(self.val(e.cond)) for e in lemma_errors]
         self.lemma_errors: Any = z3.Or(more) if more else z3.BoolVal(False)
         self.trans = self._transition()
+        checked = set(model.liveness_checked())
+        #: the liveness obligations, in the explicit engine's order (liveness.instances)
+        self.live: list[LiveObligation] = [
+            LiveObligation(prop.name, prop.kind, self.as_bool(self.val(p)), self.as_bool(self.val(q)), request=r)
+            for prop, r, p, q in props.liveness if prop.name in checked]
+        for ob in model.kernel_obligations():
+            held = self.x[ob.at] if self.slot_of[ob.at].is_bool else self.x[ob.at] != 0
+            self.live.append(LiveObligation(ob.name, "leads-to", held, z3.Not(held), page=(ob.pool, ob.page),
+                                            text_p=ob.text_p, text_q=ob.text_q))
+        more = [self.as_bool(self.val(e.cond)) for name, e in props.liveness_errors if name in checked]
+        #: over x: a checked liveness property raises a spec error in x
+        self.live_errors: Any = z3.Or(more) if more else z3.BoolVal(False)
 
     # -- variables ----------------------------------------------------------------------------
 
@@ -785,6 +815,19 @@ class Encoding:
         """Over x: the sometimes-property `name` holds."""
         return self._cached(("sometimes", name), lambda: dict(self.sometimes)[name])
 
+    def enabled(self, b: int) -> Any:
+        """Over x: binding b is enabled (where no step raises a spec error: a settled depth)."""
+        return self.bindings[b].guard
+
+    def dead_end(self) -> Any:
+        """Over x: no binding is enabled, and none raises a spec error: the run stops there."""
+        return self._cached(("dead-end",), lambda: z3.And(
+            [z3.And(z3.Not(b.guard), z3.Not(b.error)) for b in self.bindings] or [z3.BoolVal(True)]))
+
+    def same(self, a: Sequence[Any], b: Sequence[Any]) -> Any:
+        """States a and b are equal."""
+        return z3.And([x == y for x, y in zip(a, b)])
+
     def domain(self, state: Sequence[Any]) -> Any:
         """Every slot of `state` within its domain (booleans are z3 Bools already)."""
         parts = []
@@ -842,6 +885,6 @@ def encode(model: Model, *, symbolic: Sequence[SymbolicParam] = (), lemmas: bool
 
 
 __all__ = [
-    "SPEC_ERROR", "Encoding", "SymbolicParam", "check_layout", "encode", "parse_symbolic",
+    "SPEC_ERROR", "Encoding", "LiveObligation", "SymbolicParam", "check_layout", "encode", "parse_symbolic",
     "trace_lemmas", "trace_parametric",
 ]

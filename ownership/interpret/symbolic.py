@@ -306,6 +306,12 @@ class TracedProperties:
     #: whether a sometimes property can raise a spec error (then every engine evaluates the
     #: sometimes properties in every state, even once they have been reached)
     sometimes_can_fail: bool = False
+    #: the spec's liveness properties, one per request where they take `r`: (the declaration,
+    #: the request or None, p, q); `eventually`'s p is True (the engines take the initial state)
+    liveness: list[tuple[Any, int | None, Any, Any]] = field(default_factory=list)
+    #: the possible spec errors of evaluating them, by property (apart from `errors`: the
+    #: safety search never evaluates a liveness property, the liveness search does)
+    liveness_errors: list[tuple[str, Event]] = field(default_factory=list)
 
 
 @dataclass
@@ -331,6 +337,25 @@ def state_property_graphs(model: Model, decls: Any, kind: str) -> tuple[list[tup
     return out, traced.events
 
 
+def trace_liveness(model: Model) -> tuple[list[tuple[Any, int | None, Any, Any]], list[tuple[str, Event]]]:
+    """Trace the spec's liveness properties (each request's, where they take `r`): their
+    (p, q) conditions and their possible errors (with the property's name)."""
+    from ..lang.failure import run_spec
+
+    out, errors = [], []
+    for prop in model.liveness:
+        traced = Traced(None)
+        view = SymbolicState(model, traced)
+        for r in (range(1, model.requests + 1) if prop.per_request else (None,)):
+            args = () if r is None else (r,)
+            what = prop.what(args)
+            p, q = run_spec(lambda t=traced, v=view, p=prop, w=what, a=args: recording(t, v._liveness, p, w, a), model,
+                            f"in {what}")
+            out.append((prop, r, p, q))
+        errors += [(prop.name, e) for e in traced.events]
+    return out, errors
+
+
 def trace_properties(model: Model) -> TracedProperties:
     """Trace the invariants, sometimes properties and the kernel's leak property."""
     from .. import kernel
@@ -341,6 +366,7 @@ def trace_properties(model: Model) -> TracedProperties:
     out.sometimes, more = state_property_graphs(model, model.sometimes, "sometimes")
     out.errors = errors + more
     out.sometimes_can_fail = bool(more)
+    out.liveness, out.liveness_errors = trace_liveness(model)
     if model.checks_leak:
         traced = Traced(None)
         view = SymbolicState(model, traced)

@@ -503,6 +503,10 @@ class PropertyDecl:
     def doc(self) -> str:
         return inspect.getdoc(self.fn) or ""
 
+    def what(self, args: tuple[int, ...] = ()) -> str:
+        """How errors name the property, or one instance of it: `leads-to answered (r=r1)`."""
+        return f"{self.kind} {self.name}" + (f" (r=r{args[0]})" if args else "")
+
 
 def did_you_mean(name: str, choices: Any) -> str:
     """" Did you mean 'x'?" for the closest of `choices` to a misspelt name, or ""."""

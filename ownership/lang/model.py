@@ -228,6 +228,25 @@ class Model:
         """The liveness properties this model checks (not skipped)."""
         return [n for n in self._liveness_names() if n not in self.skip]
 
+    def kernel_obligations(self) -> list[KernelObligation]:
+        """The kernel's liveness properties this model checks, one per page of each pool."""
+        from .properties import EVENTUALLY_RELEASED
+
+        checked = set(self.liveness_checked())
+        out = []
+        for name in self.kernel_liveness:
+            if name not in checked:
+                continue
+            field = "owner" if name == EVENTUALLY_RELEASED else "inflight"
+            what, goal = ("owned", "free") if name == EVENTUALLY_RELEASED else ("the target of a transfer in flight", "landed")
+            for pool, info in self.pools.items():
+                names = (f"{pool}.{field}",) + ((f"{pool}.holders",) if field == "owner" else ())
+                slot = next(s for s in self.slots if s.name in names)  # a shared pool keeps holders
+                for page in range(info.size):
+                    out.append(KernelObligation(name, pool, page, slot.offset + page,
+                                                f"{pool} page {page} is {what}", f"{pool} page {page} is {goal}"))
+        return out
+
     def fairness(self) -> list[tuple[str, str]]:
         """The fair actions: (name, "weak" | "strong"), in declaration order."""
         return [(d.name, d.fair) for d in self.spec_cls._actions.values() if d.fair]
@@ -313,6 +332,19 @@ def _init_value(init: Any, env: dict[str, int], name: str) -> int:
         return _resolve(init, env)
     except (TypeError, ValueError):
         raise SpecError(f"slot {name}: initial value {init!r} is not an integer") from None
+
+
+@dataclass
+class KernelObligation:
+    """A kernel liveness property at one page: whenever the state's position `at` is not 0
+    (the page is owned, or the target of a transfer in flight), it is 0 later."""
+
+    name: str
+    pool: str
+    page: int
+    at: int
+    text_p: str
+    text_q: str
 
 
 def _bound(prop: PropertyDecl, env: dict[str, int]) -> int:

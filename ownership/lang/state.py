@@ -163,6 +163,24 @@ class StateView:
             raise SpecError(e.message, file=file or e.file, line=line if file else e.line) from None
         return got
 
+    def _liveness(self, prop: Any, what: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
+        """The (p, q) conditions of a liveness property (`@eventually`: p is True; the engines
+        take it in the initial state only)."""
+        if prop.kind == "eventually":
+            return True, self._property(prop.fn, what, *args)
+        got = prop.fn(self.model.spec, self, *args)
+        code = prop.fn.__code__
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise SpecError(f"leads_to property {prop.name} must return a pair (p, q): whenever p holds, q holds"
+                            f" then or later; it returned {type(got).__name__}",
+                            file=code.co_filename, line=code.co_firstlineno)
+        for part, name in ((got[0], "p"), (got[1], "q")):
+            try:
+                sorts.condition(part, f"{what}, its {name}")
+            except SpecError as e:  # the value it returned is wrong: the property's own line says so
+                raise SpecError(e.message, file=code.co_filename, line=code.co_firstlineno) from None
+        return got
+
 
 class ArrayView:
     """One array slot of a state: index with a request (1..R) or a page (0..P-1)."""

@@ -330,7 +330,13 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
             grids = f"ownership show {trace_path}" if trace_path else "--out FILE, then ownership show FILE"
             lines.append(f"  (the state changes of each step: --full; the page grids: {grids})")
         lines.append("")
-        if live:
+        if live and result.engine == "bmc":
+            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, depth by depth: no run of fewer"
+                         f" than {n} steps violates a property, liveness included, so this lasso is a shortest one.")
+        elif live and not exhaustive:
+            lines.append(f"Fuzzed {cov.describe()} in {cov.seconds:.2f} s (random runs, then shrunk: a shorter"
+                         " counterexample may exist).")
+        elif live:
             rest = "the loop is a short one" if loop is not None and loop < n else "the rest of the run is a short one"
             lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, and the graph they make"
                          " for liveness: no shorter path reaches a state where the property's obligation begins;"

@@ -20,6 +20,11 @@ oracle (tests/differential/oracle.py) and then each engine on a fresh model:
 |          |                                                  | bounded, never claiming more states, runs or |
 |          |                                                  | steps than there are                         |
 
+On a spec with liveness properties that the reference finds safe, the explicit engine's
+liveness verdicts and measures are compared with the liveness oracle (`liveness_problems`),
+bmc's lasso search with both (`lasso_problems`), and fuzz's liveness along random runs with
+the oracle (`fuzz_liveness_problems`).
+
 Besides the engines, the reference itself is held to the spec language: on a generated
 (well-sorted) spec it may raise only the spec errors the language defines, as SpecErrors
 (`reference_problems`), and the loader may refuse a spec only for an error the reference
@@ -444,6 +449,9 @@ def liveness_problems(model: Model, report: Report) -> list[Problem]:
                                           f" {None if mine is None else (mine.largest, mine.longest)}, the reference"
                                           f" (largest, longest stretch above 0) {(largest, stretch)}"))
     found = outcome.found
+    fresh = lambda: model_for(str(report.path), params=report.spec.params, fixes=report.spec.fixes)  # noqa: E731
+    out += lasso_problems(fresh, report, found)
+    out += fuzz_liveness_problems(fresh, report)
     decided = {n: v for n, v in truth.items() if v is not None}
     if found is None:
         wrong = sorted(n for n, v in decided.items() if v)
@@ -457,10 +465,80 @@ def liveness_problems(model: Model, report: Report) -> list[Problem]:
     order = list(truth)
     if any(order.index(n) < order.index(name) for n in earlier):
         out.append(Problem("liveness", f"reports {name} before {earlier[0]}, which comes first and fails too"))
+    if not _replays(model, trace):
+        out.append(Problem("liveness", f"its lasso for {name} does not replay as a fair violating behaviour"))
+    return out
+
+
+def _replays(model: Model, trace: Any) -> bool:
+    """Whether a liveness counterexample's trace replays as one (liveness.violates)."""
+    from ownership.engines import liveness as engine
+
     states = [model.parse(step.state) for step in trace.steps]
     bindings = [model.binding_of(step.action, tuple(step.args.values())) for step in trace.steps[1:]]
-    if not engine.violates(model, states, bindings, trace.loop, name):
-        out.append(Problem("liveness", f"its lasso for {name} does not replay as a fair violating behaviour"))
+    return engine.violates(model, states, bindings, trace.loop, trace.violation.property)
+
+
+def fuzz_liveness_problems(model_of: Callable[[], Model], report: Report) -> list[Problem]:
+    """fuzz's liveness along random runs, on a spec the reference finds safe: a property it
+    finds violated the oracle finds violated, its counterexample replays, and it never says
+    that a property holds."""
+    from ownership.engines import fuzz
+
+    model = model_of()
+    try:
+        got = fuzz.check(model, runs=FUZZ_RUNS, steps=FUZZ_STEPS, profile="ci", database=None, liveness=True)
+    except Exception as e:  # noqa: BLE001 (any failure of the engine is a disagreement)
+        return [Problem("fuzz-liveness", f"raises {_one_line(f'{type(e).__name__}: {e}')}")]
+    out = [Problem("fuzz-liveness", f"says {name} {how!r}") for name, how in got.liveness.items()
+           if how.startswith("holds")]
+    if got.trace is None:
+        return out
+    name = got.trace.violation.property
+    if name not in report.liveness:
+        out.append(Problem("fuzz-liveness", f"finds {name} violated on a spec the reference finds safe"))
+    elif report.liveness[name] is False:
+        out.append(Problem("fuzz-liveness", f"finds {name} violated; the reference finds it holds on every fair behaviour"))
+    elif not _replays(model, got.trace):
+        out.append(Problem("fuzz-liveness", f"its counterexample for {name} does not replay as a violating behaviour"))
+    return out
+
+
+#: bmc's lasso search goes this many steps deep at most where the explicit engine finds none
+LASSO_DEPTH = 6
+
+
+def lasso_problems(model_of: Callable[[], Model], report: Report, explicit: Any) -> list[Problem]:
+    """bmc's lasso search (ownership.engines.lasso) against the liveness oracle and the
+    explicit engine, on a spec the reference finds safe: what bmc finds violated the oracle
+    finds violated, and its counterexample replays; it is never longer than the explicit
+    engine's (one of length L is a witness for bmc at depth L), and with that depth bmc finds
+    one; where every property holds, bmc finds none."""
+    from ownership.engines import bmc
+
+    assert report.oracle is not None
+    depth = len(explicit.trace.steps) - 1 if explicit is not None else min(report.oracle.deepest + 2, LASSO_DEPTH)
+    model = model_of()
+    try:
+        got = bmc.check(model, max_depth=depth, liveness=True, sometimes=False)
+    except Exception as e:  # noqa: BLE001 (any failure of the engine is a disagreement)
+        return [Problem("bmc-liveness", f"raises {_one_line(f'{type(e).__name__}: {e}')}")]
+    if got.trace is None:
+        if explicit is not None:
+            return [Problem("bmc-liveness", f"finds no counterexample within {depth} steps; the explicit engine's"
+                                            f" lasso for {explicit.trace.violation.property} has {depth} steps")]
+        return []
+    name = got.trace.violation.property
+    out = []
+    if name not in report.liveness:
+        out.append(Problem("bmc-liveness", f"finds {name} violated on a spec the reference finds safe"))
+    elif report.liveness[name] is False:
+        out.append(Problem("bmc-liveness", f"finds {name} violated; the reference finds it holds on every fair behaviour"))
+    if not _replays(model, got.trace):
+        out.append(Problem("bmc-liveness", f"its lasso for {name} does not replay as a violating behaviour"))
+    if explicit is not None and len(got.trace.steps) > len(explicit.trace.steps):
+        out.append(Problem("bmc-liveness", f"its counterexample has {len(got.trace.steps) - 1} steps, the explicit"
+                                           f" engine's {len(explicit.trace.steps) - 1}"))
     return out
 
 
