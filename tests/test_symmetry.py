@@ -28,6 +28,7 @@ from ownership.engines.symmetry import (
     relabel_value,
 )
 from ownership.errors import SpecError
+from ownership.lang.declare import RequestDomain
 from ownership.interpret.batch import BatchModel
 from ownership.interpret.concrete import Concrete
 
@@ -328,3 +329,53 @@ def test_a_spec_symmetric_in_every_part_is_accepted_and_stands_for_every_state(h
     assert got.verdict is plain.verdict
     assert got.coverage.states_before_symmetry == plain.coverage.states == explicit.check(model).coverage.states
     assert got.coverage.states < plain.coverage.states
+
+
+@pytest.mark.parametrize(("spec", "requests", "complete"), [
+    ("sglang_pd", 4, True), ("sym_partner.py", 3, False), ("sym_signatures.py", 3, True)])
+def test_the_sorted_orderings_give_the_reference_representative_and_stabiliser(spec, requests, complete):
+    """NOTE(sorted-orderings), NOTE(complete-signature): random rows in their domains, with
+    many requests alike (few values per slot), under every renaming: the representative and
+    the stabiliser are those of the reference search over every ordering that sorts the
+    signatures (by_every_ordering), the stabiliser is the number of renamings that fix the
+    row, and with a complete signature no row needs more than its own argsort."""
+    import numpy as np
+
+    model = model_for(spec, params={"requests": requests}) if "." not in spec else _model(spec, requests)
+    bm = BatchModel(model)
+    assert equivariance_problem(model, bm) is None
+    canon = Canonicaliser(model, bm.layout)
+    assert canon.complete is complete
+    rng = np.random.default_rng(11)
+    lo = [s.lo for s in model.slots for _ in range(s.length)]
+    hi = [s.hi for s in model.slots for _ in range(s.length)]
+    perms = list(itertools.permutations(range(1, requests + 1)))
+    rows = []
+    for k in range(200):
+        row = [int(rng.integers(a, b + 1)) for a, b in zip(lo, hi)]
+        if k % 2:  # requests alike: each copies one of two templates, and no page names them
+            pick = rng.integers(0, 2, size=requests)
+            for slot in model.slots:
+                if slot.shape == "request":
+                    template = [int(rng.integers(slot.lo, slot.hi + 1)) for _ in range(2)]
+                    for r in range(requests):
+                        row[slot.offset + r] = template[pick[r]]
+                elif isinstance(slot.domain, RequestDomain):
+                    for i in range(slot.offset, slot.offset + slot.length):
+                        row[i] = slot.lo
+            if any(isinstance(slot.domain, RequestDomain) for slot in model.slots if slot.shape == "request"):
+                continue  # (ids held per request: a row of templates would name requests that differ)
+        rows.append(tuple(row))
+    fixed = [sum(apply_concrete(model, p, row) == row for p in perms) for row in rows]
+    variants = [apply_concrete(model, p, row) for row in rows for p in perms]
+    words = bm.layout.pack_rows(variants)
+    got, stab = canon.canonicalise(words)
+    X = bm.layout.unpack(words)
+    ref, ref_stab = canon.by_every_ordering(X, canon.signatures(X))
+    assert (got == ref).all() and (stab == ref_stab).all()
+    n = len(perms)
+    for i, row in enumerate(rows):
+        block = got[:, i * n:(i + 1) * n]
+        assert (block == block[:, :1]).all(), row
+        assert (stab[i * n:(i + 1) * n] == fixed[i]).all(), (row, fixed[i])
+    assert sum(f > 1 for f in fixed) > 10  # rows with requests alike were tried
