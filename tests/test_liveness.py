@@ -492,3 +492,13 @@ def test_a_lasso_whose_loop_does_not_close_is_refused_when_read(tmp_path):
     for cmd in (("show", str(out), "--no-pager"), ("replay", str(out), "--spec", f"{RETRY}:RetryWeak")):
         r = run_cli(*cmd)
         assert r.code == 2 and "is not the state of step 0" in r.err
+
+
+def test_mermaid_marks_the_loop_of_a_lasso_and_the_stop_of_a_dead_end(tmp_path):
+    lasso, dead = tmp_path / "l.json", tmp_path / "d.json"
+    run_cli("check", f"{RETRY}:Retry", "--out", str(lasso))
+    run_cli("check", STRANDED, "--fix", "no-timeout", "--out", str(dead))
+    shown = run_cli("show", str(lasso), "--mermaid")
+    assert shown.code == 0 and "step 3 is the state of step 1: steps 2..3 repeat forever" in shown.out
+    stops = run_cli("show", str(dead), "--mermaid")
+    assert stops.code == 0 and "the run stops at step 2, no action enabled, and stays there forever" in stops.out

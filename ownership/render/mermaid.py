@@ -3,7 +3,8 @@
 Participants are the trace's actors in swimlane order (router, prefill, transfer, decode).
 Each step is a message: from the actor that last acted for the same request to the actor
 acting now (a handoff), or from an actor to itself. The violating step ends in a cross and
-carries a note; the explanation closes the diagram.
+carries a note; a lasso's loop ("steps i..j repeat forever") and the explanation close the
+diagram.
 
 Trace text is untrusted and Mermaid has its own syntax: in a message `;` ends the statement
 (a syntax error), `#` cuts the text short, `%%` opens a comment, and `<`, `>`, `&` may be read
@@ -68,6 +69,11 @@ def render_mermaid(trace: Trace) -> str:
         lines.append(f"    {ids.get(src, ids[lane])}{arrow}{ids[lane]}: {mermaid_text(text)}")
         if v is not None and v.step == i:
             lines.append(f"    Note over {ids[lane]}: {mermaid_text('violated: ' + v.property)}")
+    loop, last = trace.loop, len(trace.steps) - 1
+    if loop is not None and loop < last:  # a lasso (issue 13): where the run goes round forever
+        lines.append(f"    Note over {span}: {mermaid_text(f'step {last} is the state of step {loop}: steps {loop + 1}..{last} repeat forever')}")
+    elif loop is not None:
+        lines.append(f"    Note over {span}: {mermaid_text(f'the run stops at step {last}, no action enabled, and stays there forever')}")
     if v is not None:
         lines.append(f"    Note over {span}: {mermaid_text(v.message)}")
     return "\n".join(lines)
