@@ -502,3 +502,23 @@ def test_mermaid_marks_the_loop_of_a_lasso_and_the_stop_of_a_dead_end(tmp_path):
     assert shown.code == 0 and "step 3 is the state of step 1: steps 2..3 repeat forever" in shown.out
     stops = run_cli("show", str(dead), "--mermaid")
     assert stops.code == 0 and "the run stops at step 2, no action enabled, and stays there forever" in stops.out
+
+
+@pytest.mark.parametrize("ref, params", [
+    ("sglang_pd", {}), ("vllm_nixl_pd", {}), ("vllm_block_pool", {}), ("sglang_disagg", {"prefill_pool": 1}),
+    (f"{RETRY}:RetryStrong", {"requests": 2}), (STRANDED, {"requests": 2})])
+def test_the_batch_built_graph_is_the_concrete_one_state_for_state_and_edge_for_edge(ref, params):
+    """build_graph_batch (the liveness graph from the batch interpreter, blocks of 97 states
+    here so that a level spans several) against build_graph (the concrete interpreter)."""
+    from ownership.api import model_for
+    from ownership.interpret.concrete import Concrete
+
+    model = model_for(ref, params=params)
+    concrete, stopped = liveness.build_graph(model, Concrete(model), max_states=None, max_seconds=None, reporter=None)
+    got = liveness.build_graph_batch(model, max_states=None, max_seconds=None, reporter=None, block=97)
+    assert got is not None and stopped is None and got[1] is None
+    batch = got[0]
+    assert len(batch.states) == len(concrete.states) > 3
+    assert batch.states == concrete.states and batch.succ == concrete.succ
+    assert (batch.parent, batch.via, batch.depth, batch.transitions) == (
+        concrete.parent, concrete.via, concrete.depth, concrete.transitions)
