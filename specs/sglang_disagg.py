@@ -18,6 +18,11 @@ The bugs it finds (docs/bugs.md):
   while prefill may still write, because Mooncake cannot cancel a write; still in 0.5.23. So
   are prefill's source pages, freed on a local failure while a timed-out batch still reads them.
 
+Liveness (docs/specs/sglang_disagg.md, "Liveness"): every page comes back, every transfer
+lands and every request leaves both nodes in every release, under weak fairness of the
+protocol's own steps (its timeouts included); `held-decode-pages` measures what the waiting
+costs (0.5.20: 2 pages until the waiting timeout; 0.5.21 on: held for the drain ACK).
+
 Abstractions (sound for the properties checked, argued in docs/specs/sglang_disagg.md):
 - lengths are in pages; a chunk is one page; the placeholder is 1 page; a prompt of n pages is
   sent as n chunks, the last one carrying the aux slot;
@@ -48,9 +53,12 @@ from ownership import (
     Spec,
     action,
     any_of,
+    count,
     first,
     fix,
     ints,
+    leads_to,
+    measure,
     param,
     per_request,
     pool,
@@ -136,6 +144,12 @@ class SGLangDisagg(Spec):
         "0.5.23": ["post-forward-retire", "door-retire", "deferred-release", "defer-all-failures", "poison-unsettled"],
     }
 
+    #: Liveness (docs/specs/sglang_disagg.md, "Liveness"): every page owned on either node is
+    #: free again later, and every transfer lands, on every behaviour in which each step of the
+    #: protocol that stays enabled happens (weak fairness: the actions marked fair=True, the
+    #: timeouts included); arrivals, client aborts and Mooncake's timeouts are the environment.
+    liveness = ("eventually-released", "eventually-landed")
+
     prefill = pool(context, order="lowest", help="prefill's KV pages")
     decode = pool(decode_pool, order="lifo", warm=True,
                   help="decode's KV pages; freed pages are reused first (PagedTokenToKVPoolAllocator prepends them)")
@@ -209,7 +223,7 @@ class SGLangDisagg(Spec):
 
     # -- prefill: forward and chunked transfer -------------------------------------------------
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def prefill_forward(self, s, r: Request):
         """PrefillBootstrapQueue.pop_bootstrapped -> finalize_bootstrap, the forward
         (alloc_extend, chunked prefill) and process_batch_result_disagg_prefill.
@@ -226,7 +240,7 @@ class SGLangDisagg(Spec):
         s.p_stage[r] = If(retire, P.RETIRED, P.SENDING)
         self.forget_if_gone(s, r)
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def send_chunk(self, s, r: Request):
         """send_kv_chunk -> MooncakeKVManager.add_transfer_request -> transfer_worker ->
         send_kvcache: RDMA-write the next chunk into dst_kv_indices[index_slice].
@@ -241,7 +255,7 @@ class SGLangDisagg(Spec):
         s.worker[r] = Worker.BUSY
         s.rdma[r] = True
 
-    @action(actor="transfer")
+    @action(actor="transfer", fair=True)
     def chunk_completes(self, s, r: Request):
         """The Mooncake batch completes: its RDMA write lands and batch_transfer_sync returns 0
         to transfer_worker. On the last chunk send_aux and conclude_transfer(Success); then
@@ -262,7 +276,7 @@ class SGLangDisagg(Spec):
         self.ack_if_drained(s, r)
         self.forget_if_gone(s, r)
 
-    @action(actor="transfer")
+    @action(actor="transfer", fair=True)
     def late_write_lands(self, s, r: Request):
         """A timed-out Mooncake batch (TransferEnginePy::batchTransferSync returned -1, the batch
         still running) completes after all: nothing cancels it. It lands after prefill marked
@@ -276,7 +290,7 @@ class SGLangDisagg(Spec):
 
     # -- decode: commit, abort, failure, deferred release --------------------------------------
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_commit(self, s, r: Request):
         """DecodeTransferQueue.pop_transferred -> _commit_transfer_to_req, then decoding to the
         end and release_kv_cache.
@@ -309,7 +323,7 @@ class SGLangDisagg(Spec):
             s.d_stage[r] = D.RELEASED
         self.forget_if_gone(s, r)
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_on_failure(self, s, r: Request):
         """pop_transferred sees a failure decode did not initiate: prefill's Failed status
         (apply_prefill_status), or SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) after prefill
@@ -325,7 +339,7 @@ class SGLangDisagg(Spec):
             s.d_stage[r] = D.RELEASED
         self.forget_if_gone(s, r)
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_release_on_ack(self, s, r: Request):
         """resolve_deferred_releases: is_abort_release_safe (the ABORT_ACK arrived) -> _do_release."""
         s.require(s.d_stage[r] == D.HELD)
@@ -334,7 +348,7 @@ class SGLangDisagg(Spec):
         s.d_stage[r] = D.RELEASED
         self.forget_if_gone(s, r)
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_release_timeout(self, s, r: Request):
         """resolve_deferred_releases: the deadline (SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_
         RELEASE_TIMEOUT, 30 s) passed without the ACK: "releasing anyway" -> _do_release (C4)."""
@@ -360,7 +374,7 @@ class SGLangDisagg(Spec):
         s.worker[r] = Worker.STUCK if self.tracks_stuck() else Worker.IDLE   # else: handle dropped
         self.ack_if_drained(s, r)
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def batch_settles(self, s, r: Request):
         """Proposed fixes only, no source function yet (#38961; LightLLM #1406; Mori's drain
         queue in #37077): prefill keeps the timed-out batch's handle (MultiTransport::freeBatchID
@@ -373,7 +387,7 @@ class SGLangDisagg(Spec):
         self.ack_if_drained(s, r)
         self.forget_if_gone(s, r)
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def prefill_release_failed(self, s, r: Request):
         """pop_bootstrapped -> handle_bootstrap_failure, or process_disagg_prefill_inflight_queue
         -> handle_inflight_transfer_failure: prefill polls Failed, releases its KV
@@ -388,7 +402,7 @@ class SGLangDisagg(Spec):
         s.p_stage[r] = P.RELEASED
         self.forget_if_gone(s, r)
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def prefill_on_abort(self, s, r: Request):
         """The ABORT arrives: MooncakeKVManager's bootstrap thread (0.5.22+: _handle_abort_notification).
 
@@ -492,6 +506,23 @@ class SGLangDisagg(Spec):
     def a_timed_out_write_is_still_in_flight(self, s):
         """Prefill reported a transfer Failed while its RDMA write is still running (Mooncake)."""
         return self.each(lambda r: (s.told[r] == Told.FAILED) & s.rdma[r])
+
+
+    @leads_to
+    def every_request_leaves(self, s, r):
+        """A request that arrived leaves both nodes (decoded, or failed and released)."""
+        return s.d_stage[r] != D.NEW, self.finished(s, r)
+
+    @measure
+    def held_decode_pages(self, s):
+        """Decode pages held for requests nobody serves any more: HELD for the ABORT_ACK or the
+        release timeout, or waiting for a request prefill retired without a word (until the
+        300 s waiting timeout): 0.5.20's cost, and deferred release's."""
+        total = 0
+        for r in range(1, self.requests + 1):
+            held = (s.d_stage[r] == D.HELD) | ((s.d_stage[r] == D.WAITING) & (s.p_stage[r] == P.RETIRED))
+            total = total + If(held, count(s.table[r]), 0)
+        return total
 
 
 def _count(k, word):

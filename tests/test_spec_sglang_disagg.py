@@ -267,3 +267,36 @@ def test_versions_turn_on_the_fixes_of_the_release_table():
     }
     for version, fixes in expected.items():
         assert model_for(SPEC, version=version).spec.fixes == fixes, version
+
+
+# -- liveness: pages come back, transfers land, requests leave; what the waiting costs ---------------
+
+#: The safety properties, skipped to see past C1, C3 and C4 to liveness and the costs.
+SAFETY = ["stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free", "leak"]
+LIVE = ["every-request-leaves", "eventually-released", "eventually-landed"]
+
+
+@pytest.mark.parametrize(("release", "fixes", "prefill_pool", "states", "held", "stretch"), [
+    ("0.5.19", [], 1, 14_943, 0, 0),        # C1: decode reads at once instead of waiting
+    ("0.5.20", [], 1, 8_463, 2, 7),         # #36988: retired silently, decode waits for its timeout
+    ("0.5.21", [], 1, 16_139, 2, 16),       # + deferred release: held for the ACK or the release timeout
+    ("0.5.23", [], 2, 22_317, 2, 17),
+    ("0.5.23", PROPOSED, 2, 7_213, 2, 18),  # released on the drain ACK only
+])
+def test_liveness_holds_under_weak_fairness_in_every_release_and_the_wait_is_measured(
+        release, fixes, prefill_pool, states, held, stretch):
+    """Every page comes back, every transfer lands and every request leaves both nodes, on
+    every behaviour in which the protocol's steps (the timeouts included) eventually run; the
+    cost is the decode pages held for requests nobody serves (held-decode-pages)."""
+    r = check(SPEC, version=release, fixes=fixes, params={"prefill_pool": prefill_pool}, skip=SAFETY, measure=True)
+    assert r.verdict is Verdict.VERIFIED and r.coverage.states == states
+    assert r.liveness == dict.fromkeys(LIVE, "holds on every behaviour")
+    assert "weak fairness of prefill_forward" in r.fairness and "decode_release_timeout" in r.fairness
+    m = r.measures["held-decode-pages"]
+    assert (m.largest, m.longest) == (held, stretch)
+
+
+def test_without_skipping_safety_liveness_waits_for_the_safety_violation_and_says_so():
+    r = check(SPEC, version="0.5.23")
+    assert r.verdict is Verdict.VIOLATED and r.violation.property == "free-in-flight"
+    assert r.liveness == dict.fromkeys(LIVE, "not checked: the search stopped at a safety violation")
