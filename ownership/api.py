@@ -70,7 +70,7 @@ def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extr
                       omit_params: Any = ()) -> str:
     """The command that re-runs this run: spec, version, fixes, non-default parameters,
     skipped properties, then `options` ((flag, value) pairs) and the raw `extra` text."""
-    defaults = {n: p.default for n, p in model.spec_cls._params.items()}
+    defaults = {n: p.default_at(model.env) for n, p in model.spec_cls._params.items()}
     parts = ["ownership", command, spec]
     release = model.spec.release
     implied = set(model.spec_cls.releases.get(release, [])) if release else set()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from conftest import spec_path
+from conftest import run_cli, spec_path
 
 from ownership import (
     If,
@@ -163,3 +165,61 @@ def test_page_wise_fill_and_where_of_a_per_page_slot_agree_in_every_engine(tmp_p
     assert ref.verdict is Verdict.VERIFIED and ref.coverage.states == 2
     assert batch.check(model).coverage.states == 2
     assert bmc.check(model, max_depth=3).verdict is Verdict.VERIFIED
+
+
+DERIVED = '''from ownership import Request, Spec, action, ints, invariant, param, per_request
+
+
+class Derived(Spec):
+    context = param(3, "the context window, in pages", minimum=1)
+    capacity = param(context - 1, "prefill's capacity: one page below the context window", minimum={minimum})
+    twice = param((capacity + 1) * 2, "computed from a derived one")
+    n = per_request(ints(0, context))
+
+    @action
+    def go(self, s, r: Request, k: ints(1, context)):
+        s.require(s.n[r] == 0)
+        s.n[r] = k
+
+    @invariant
+    def fits(self, s):
+        return s.n[1] <= self.capacity
+'''
+
+
+def test_a_derived_parameter_follows_the_parameters_it_is_computed_from_unless_it_is_given(tmp_path):
+    from ownership import check, model_for
+
+    path = tmp_path / "derived.py"
+    path.write_text(DERIVED.format(minimum=0))
+    m = model_for(str(path))
+    assert (m.env["capacity"], m.env["twice"]) == (2, 6)
+    assert model_for(str(path), params={"context": 5}).env == {"requests": 2, "context": 5, "capacity": 4, "twice": 10}
+    assert model_for(str(path), params={"capacity": 7}).env["twice"] == 16  # given: the ones after it follow
+    r = check(str(path))
+    assert r.verdict.word == "violated" and r.violation.property == "fits"
+    assert "capacity" not in r.reproduce  # at its derived default
+    assert check(str(path), params={"capacity": 3}).verdict.word == "verified"
+    listed = run_cli("list", str(path))
+    assert "capacity = context - 1 (= 2)  prefill's capacity" in listed.out
+    assert "twice = (capacity + 1) * 2 (= 6)" in listed.out
+    doc = json.loads(run_cli("list", str(path), "--param", "context=4", "--json").out)
+    capacity = next(p for p in doc["params"] if p["name"] == "capacity")
+    assert capacity == {"name": "capacity", "default": 3, "value": 3, "minimum": 0, "derived": "context - 1",
+                        "help": "prefill's capacity: one page below the context window"}
+
+
+def test_a_derived_parameter_below_its_minimum_a_forward_reference_and_a_symbolic_source_are_refused(tmp_path):
+    path = tmp_path / "derived.py"
+    path.write_text(DERIVED.format(minimum=1))
+    low = run_cli("check", str(path), "--param", "context=1")
+    assert low.code == 2 and "parameter capacity = context - 1 is 0 at context=1, below its minimum 1" in low.err
+    assert "--param capacity=N" in low.err
+    symbolic = run_cli("check", str(path), "--engine", "bmc", "--symbolic", "context=1..4")
+    assert symbolic.code == 2 and "parameter capacity is derived from it" in symbolic.err
+    ahead = tmp_path / "ahead.py"
+    ahead.write_text("from ownership import Spec, param\n\n\nclass Ahead(Spec):\n"
+                     "    a = param(1, 'a')\n    b = param(a + 1, 'b')\n\n\nclass Later(Ahead):\n"
+                     "    c = param(3, 'c')\n    a = param(c + 1, 'a, from c: declared after it')\n")
+    r = run_cli("list", f"{ahead}:Later")
+    assert r.code == 2 and "is computed from c, which is not a parameter declared before it" in r.err

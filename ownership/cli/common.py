@@ -357,7 +357,7 @@ def complete_param(ctx: click.Context, param: click.Parameter, incomplete: str) 
     if "=" in incomplete:
         name = incomplete.partition("=")[0]
         p = cls._params.get(name)
-        return _items([f"{name}={p.default}"] if p is not None else [], incomplete)
+        return _items([f"{name}={cls.default_env()[name]}"] if p is not None else [], incomplete)
     return _items([f"{n}=" for n in cls._params], incomplete)
 
 

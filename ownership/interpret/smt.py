@@ -268,6 +268,12 @@ def parse_symbolic(texts: Iterable[str], spec_cls: type[Spec], env: dict[str, in
                 + did_you_mean(name, spec_cls._params) + f" Parameters: {', '.join(spec_cls._params)}."
             )
         p = spec_cls._params[name]
+        derived = [n for n, q in spec_cls._params.items() if q.derived is not None and name in q.derived.names()]
+        if derived:
+            raise UsageError(f"--symbolic {name}: parameter {derived[0]} is derived from it"
+                             f" ({derived[0]} = {spec_cls._params[derived[0]].derived!r}), and a derived parameter"
+                             f" is a number known when the spec is built; give {derived[0]} a value with --param"
+                             f" {derived[0]}=N, or leave {name} concrete")
         if sep:
             m = _RANGE.match(rng.replace("_", ""))
             if m is None:

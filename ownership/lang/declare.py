@@ -25,9 +25,13 @@ class ParamExpr:
     def resolve(self, env: dict[str, int]) -> int:
         raise NotImplementedError
 
+    def names(self) -> set[str]:
+        """The parameters it is computed from."""
+        raise NotImplementedError
+
     def _bin(self, other: Any, fn: Callable[[int, int], int], sym: str, swap: bool = False) -> ParamExpr:
         a, b = (other, self) if swap else (self, other)
-        return _Derived(lambda env: fn(_resolve(a, env), _resolve(b, env)), f"{_show(a)} {sym} {_show(b)}")
+        return _Derived(lambda env: fn(_resolve(a, env), _resolve(b, env)), sym, (a, b))
 
     def __add__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x + y, "+")
     def __radd__(self, o: Any) -> ParamExpr: return self._bin(o, lambda x, y: x + y, "+", True)
@@ -39,15 +43,23 @@ class ParamExpr:
 
 
 class _Derived(ParamExpr):
-    def __init__(self, fn: Callable[[dict[str, int]], int], text: str) -> None:
+    """`a op b` over parameters. Its names and its text are read when asked: in a class body
+    the parameters are not named yet (__set_name__ comes after the body)."""
+
+    def __init__(self, fn: Callable[[dict[str, int]], int], sym: str, operands: tuple[Any, Any]) -> None:
         self._fn = fn
-        self._text = text
+        self._sym = sym
+        self._operands = operands
 
     def resolve(self, env: dict[str, int]) -> int:
         return self._fn(env)
 
+    def names(self) -> set[str]:
+        return set().union(*(x.names() for x in self._operands if isinstance(x, ParamExpr)))
+
     def __repr__(self) -> str:
-        return self._text
+        a, b = self._operands
+        return f"{_show(a)} {self._sym} {_show(b)}"
 
 
 def _resolve(x: Any, env: dict[str, int]) -> int:
@@ -55,13 +67,17 @@ def _resolve(x: Any, env: dict[str, int]) -> int:
 
 
 def _show(x: Any) -> str:
+    if isinstance(x, _Derived):
+        return f"({x!r})"
     return repr(x) if isinstance(x, ParamExpr) else str(x)
 
 
 class Param(ParamExpr):
-    """A named integer parameter of a spec, with a default and a help text."""
+    """A named integer parameter of a spec, with a default and a help text. The default may
+    be computed from parameters declared before it (`capacity = param(context - 1, ...)`): a
+    derived parameter, which takes that value unless it is given one."""
 
-    def __init__(self, default: int, help: str, *, minimum: int = 0) -> None:
+    def __init__(self, default: int | ParamExpr, help: str, *, minimum: int = 0) -> None:
         self.name = ""
         self.default = default
         self.help = help
@@ -73,12 +89,25 @@ class Param(ParamExpr):
     def resolve(self, env: dict[str, int]) -> int:
         return env[self.name]
 
+    def names(self) -> set[str]:
+        return {self.name}
+
+    @property
+    def derived(self) -> ParamExpr | None:
+        """The expression of a derived parameter's default, or None."""
+        return self.default if isinstance(self.default, ParamExpr) else None
+
+    def default_at(self, env: dict[str, int]) -> int:
+        """The default, at the values `env` gives the parameters it is derived from."""
+        return self.default.resolve(env) if isinstance(self.default, ParamExpr) else self.default
+
     def __repr__(self) -> str:
         return self.name
 
 
-def param(default: int, help: str, *, minimum: int = 0) -> Any:
-    """Declare an integer parameter: `pages = param(8, "decode KV pool, in pages")`."""
+def param(default: int | ParamExpr, help: str, *, minimum: int = 0) -> Any:
+    """Declare an integer parameter: `pages = param(8, "decode KV pool, in pages")`, or one
+    derived from parameters declared before it: `capacity = param(context - 1, "...")`."""
     return Param(default, help, minimum=minimum)
 
 

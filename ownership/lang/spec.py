@@ -135,6 +135,7 @@ class Spec(metaclass=_SpecMeta):
                 elif callable(value) and hasattr(value, "__ownership_property__"):
                     props[kebab(attr)] = _property_decl(value, kebab(attr))
         _check_names(cls, params, pools, slots, actions, props)
+        _check_derived(cls, params)
         cls._params, cls._fixes, cls._pools = params, fixes, pools
         cls._slots, cls._actions, cls._properties = slots, actions, props
         _check_liveness(cls)
@@ -159,7 +160,7 @@ class Spec(metaclass=_SpecMeta):
                 )
             fixes = [*cls.releases[release], *fixes]
         self.release = release
-        env = {name: p.default for name, p in cls._params.items()}
+        env = {name: p.default for name, p in cls._params.items() if p.derived is None}
         for name, value in (params or {}).items():
             if name not in cls._params:
                 raise UsageError(
@@ -172,6 +173,7 @@ class Spec(metaclass=_SpecMeta):
                     f"parameter {name}={value!r}: must be an integer >= {p.minimum} ({p.help})."
                 )
             env[name] = value
+        env = cls._derive(env)
         chosen: list[str] = []
         for f in fixes:
             name = f.replace("_", "-")
@@ -189,6 +191,28 @@ class Spec(metaclass=_SpecMeta):
             setattr(self, name, value)
         for name, fx in cls._fixes.items():
             setattr(self, fx.attr, name in chosen)
+
+    @classmethod
+    def _derive(cls, env: dict[str, int]) -> dict[str, int]:
+        """`env` with each derived parameter not given a value computed from the others, in
+        declaration order (`capacity = param(context - 1, ...)`), checked against its minimum."""
+        out = dict(env)
+        for name, p in cls._params.items():
+            if name in out:
+                continue
+            assert p.derived is not None
+            value = p.derived.resolve(out)
+            if value < p.minimum:
+                given = ", ".join(f"{n}={out[n]}" for n in sorted(p.derived.names()))
+                raise UsageError(f"parameter {name} = {p.derived!r} is {value} at {given}, below its minimum {p.minimum}"
+                                 f" ({p.help}); give it a value with --param {name}=N, or change {given}")
+            out[name] = value
+        return {name: out[name] for name in cls._params}
+
+    @classmethod
+    def default_env(cls) -> dict[str, int]:
+        """Every parameter at its default (derived ones computed from the others' defaults)."""
+        return cls._derive({name: p.default for name, p in cls._params.items() if p.derived is None})
 
     # -- hooks a spec may override -------------------------------------------------------
 
@@ -209,6 +233,19 @@ class Spec(metaclass=_SpecMeta):
     @classmethod
     def checks_leak(cls) -> bool:
         return cls.finished is not Spec.finished
+
+
+def _check_derived(cls: type, params: dict[str, Any]) -> None:
+    """A derived parameter is computed from parameters of the spec declared before it."""
+    before: list[str] = []
+    for name, p in params.items():
+        if p.derived is not None:
+            unknown = sorted(p.derived.names() - set(before))
+            if unknown:
+                raise SpecError(f"parameter {name} = param({p.derived!r}, ...) of {cls.__name__} is computed from"
+                                f" {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not a parameter"
+                                " declared before it: declare those first", file=inspect.getsourcefile(cls))
+        before.append(name)
 
 
 def _check_names(cls: type, params: dict[str, Any], pools: dict[str, Any], slots: dict[str, Any],

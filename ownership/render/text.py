@@ -430,7 +430,8 @@ def render_spec(model: Any, label: str) -> str:
     lines.append("")
     lines.append("Parameters (--param NAME=VALUE):")
     for name, p in cls._params.items():
-        lines.append(f"  {name} = {p.default}  {p.help}")
+        shown = f"{p.derived!r} (= {model.env[name]})" if p.derived is not None else p.default
+        lines.append(f"  {name} = {shown}  {p.help}")
     lines.append("")
     lines.append("Fixes (--fix NAME):")
     for name, fx in cls._fixes.items():
@@ -496,7 +497,8 @@ def spec_json(model: Any) -> dict[str, Any]:
     return {
         "spec_class": cls.__name__,
         "summary": doc[0] if doc else "",
-        "params": [{"name": n, "default": p.default, "value": model.env[n], "minimum": p.minimum, "help": p.help}
+        "params": [{"name": n, "default": p.default_at(model.env), "value": model.env[n],
+                    "minimum": p.minimum, "help": p.help, "derived": None if p.derived is None else repr(p.derived)}
                    for n, p in cls._params.items()],
         "fixes": [{"name": n, "help": fx.help} for n, fx in cls._fixes.items()],
         "releases": {release: list(names) for release, names in cls.releases.items()},

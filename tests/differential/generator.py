@@ -71,7 +71,7 @@ SEEDED_KINDS = {
 #: Everything the generator may use; `specs(features=...)` can leave some out (to look for
 #: one kind of disagreement at a time), the tests use all of them.
 FEATURES = frozenset({
-    "lifo", "warm", "shared", "keys", "two-pools", "pool-param", "limit-param", "fixes",
+    "lifo", "warm", "shared", "keys", "two-pools", "pool-param", "limit-param", "derived-param", "fixes",
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
@@ -265,6 +265,15 @@ class _Writer:
         if self.has("limit-param") and self.chance(3):
             self.limit = self.int_in(0, 3)
             self.params["limit"] = self.limit
+        #: a derived parameter (param(limit + k, ...)): its value, and whether it is given one
+        self.derived: tuple[int, int, bool] | None = None  # (k, value, given)
+        if self.limit is not None and self.has("derived-param") and self.chance(2):
+            k = self.int_in(0, 2)
+            given = self.chance(3)
+            value = self.int_in(0, 4) if given else self.limit + k
+            self.derived = (k, value, given)
+            if given:
+                self.params["limit2"] = value
         self.fixes: list[str] = []
         self.enabled: list[str] = []
         if self.has("fixes"):
@@ -360,6 +369,8 @@ class _Writer:
         params = [Expr("self.requests", INT, True, False, self.requests, self.requests)]
         if self.limit is not None:
             params.append(Expr("self.limit", INT, True, False, self.limit, self.limit))
+        if self.derived is not None:
+            params.append(Expr("self.limit2", INT, True, False, self.derived[1], self.derived[1]))
         options.append(("parameter", lambda: self.pick(params)))
         if depth > 0:
             d = depth - 1
@@ -1077,9 +1088,11 @@ class _Writer:
 
     def body(self) -> None:
         for name in self.params:
-            if name == "requests":
+            if name in ("requests", "limit2"):
                 continue
             self.emit(f'{name} = param(2, "a generated parameter")')
+        if self.derived is not None:  # (after limit, which it is computed from)
+            self.emit(f'limit2 = param(limit + {self.derived[0]}, "a derived parameter")')
         for fx in self.fixes:
             self.emit(f'{fx} = fix("a generated fix")')
         for p in self.pools.values():
