@@ -28,9 +28,9 @@ from ownership.engines.symmetry import (
     relabel_value,
 )
 from ownership.errors import SpecError
-from ownership.lang.declare import RequestDomain
 from ownership.interpret.batch import BatchModel
 from ownership.interpret.concrete import Concrete
+from ownership.lang.declare import RequestDomain
 
 SPECS = Path("tests") / "specs_mutation"
 
