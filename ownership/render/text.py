@@ -314,7 +314,7 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         if loop is None and live:  # a bounded response (leads_to within=N) that came too late
             lines.append(f"Counterexample: a run of {n} steps on which the response comes too late:")
         elif loop is None:
-            lines.append(f"{kind} counterexample ({n} steps):")
+            lines.append(f"{kind} counterexample ({n} step{'' if n == 1 else 's'}):")
         elif loop == n:
             lines.append(f"Counterexample: a behaviour of {n} steps that then stops (no action is enabled at step {n}):")
         else:
