@@ -44,7 +44,7 @@ from .lang.values import If, PageSet, count, first, has, nth, page, select
 __all__ = [
     "DOUBLE_FREE", "FREE_IN_FLIGHT", "KernelOperations", "LEAK", "PROPERTIES", "READ_UNOWNED", "STALE_READ",
     "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "share", "take", "owned",
-    "free_pages", "in_flight", "reused", "holds", "leak",
+    "free_pages", "in_flight", "reused", "written", "holds", "leak",
 ]
 
 
@@ -201,6 +201,15 @@ def in_flight(s: Any, r: Any) -> Any:
         for name in ("inflight", "outbound"):
             out = out | (s._positions(f"{pool}.{name}", r) != 0)
     return out
+
+
+def written(s: Any, pool: str, r: Any) -> Any:
+    """The set of pages of `pool` that hold request r's KV (written or landed for r), whoever
+    owns them now: the kernel's truth of what a page contains, for invariants and lemmas."""
+    _pool(s, pool, "written()")
+    _request(s, r, "written()")
+    _no_keys(s, pool, "written()")
+    return s._positions(f"{pool}.content", r)
 
 
 def reused(s: Any, pool: str) -> Any:
@@ -448,4 +457,7 @@ class KernelOperations:
 
     def reused(self, pool: str) -> Any:
         return reused(self, pool)
+
+    def written(self, pool: str, r: Any) -> Any:
+        return written(self, pool, r)
 

@@ -223,3 +223,27 @@ def test_a_derived_parameter_below_its_minimum_a_forward_reference_and_a_symboli
                      "    c = param(3, 'c')\n    a = param(c + 1, 'a, from c: declared after it')\n")
     r = run_cli("list", f"{ahead}:Later")
     assert r.code == 2 and "is computed from c, which is not a parameter declared before it" in r.err
+
+
+def test_written_reads_the_kernels_content_the_same_in_every_engine(tmp_path):
+    """s.written(pool, r): the pages holding r's KV; an invariant over it fails in the same
+    step in the explicit, bmc and fuzz engines, and a keyed pool refuses it."""
+    from ownership import check
+
+    path = tmp_path / "written.py"
+    path.write_text(
+        "from ownership import Request, Spec, action, invariant, param, per_request, pool, without\n\n\n"
+        "class W(Spec):\n    kv = pool(3, warm=True)\n    table = per_request(kv)\n\n"
+        "    @action\n    def take(self, s, r: Request):\n        s.require(s.table[r] == 0)\n"
+        "        s.table[r] = s.alloc('kv', r, 1)\n\n"
+        "    @action\n    def fill(self, s, r: Request):\n        s.require(s.table[r] != 0)\n"
+        "        s.write('kv', r, s.table[r])\n\n"
+        "    @invariant\n    def mine(self, s):\n        return without(s.owned('kv', 1), s.written('kv', 1)) == 0\n")
+    for engine in ("explicit", "bmc", "fuzz"):
+        r = check(str(path), engine=engine, **({"runs": 20, "seed": 1} if engine == "fuzz" else {}))
+        assert r.verdict.word == "violated" and r.violation.property == "mine" and r.violation.step == 1, engine
+    keyed = tmp_path / "keyed.py"
+    keyed.write_text(path.read_text().replace("pool(3, warm=True)", "pool(3, keys=2)").replace(
+        "s.write('kv', r, s.table[r])", "s.write('kv', r, s.table[r], key=1)"))
+    err = run_cli("check", str(keyed))
+    assert err.code == 2 and "written() is not defined for pool kv, whose content is keys" in err.err

@@ -38,7 +38,7 @@ LIVENESS: dict[str, str] = {
 #: The kernel's operations on the state `s` of an action (ownership.kernel.KernelOperations):
 #: a slot must not take one of these names, or `s.<name>` would not reach it.
 OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "holds", "send", "land", "owned",
-              "free_pages", "in_flight", "reused")
+              "free_pages", "in_flight", "reused", "written")
 
 __all__ = ["DOUBLE_FREE", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
            "OPERATIONS", "PROPERTIES", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

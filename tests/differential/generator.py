@@ -592,6 +592,8 @@ class _Writer:
             options.append(("free", lambda: Expr(f's.free_pages("{pool}")', sort, hi=info.mask)))
             if info.keys is None:
                 options.append(("reused", lambda: Expr(f's.reused("{pool}")', sort, hi=info.mask)))
+                if scope.req is not None:
+                    options.append(("written", lambda: Expr(f's.written("{pool}", {scope.req})', sort, hi=info.mask)))
         if depth > 0:
             d = depth - 1
             options.append(("union", lambda: self.set_op(scope, pool, d, "|")))
