@@ -98,17 +98,38 @@ class Lasso:
     trigger: int       # index into states
 
 
+class _Budget:
+    """The limits and the progress reports of a graph build."""
+
+    def __init__(self, max_states: int | None, max_seconds: float | None, reporter: Reporter | None,
+                 report_every: float) -> None:
+        self.max_states, self.max_seconds = max_states, max_seconds
+        self.reporter, self.report_every = reporter, report_every
+        self.start = self.last = time.monotonic()
+
+    def stop(self, states: int, transitions: int, depth: int) -> str | None:
+        """The limit the build has reached, if any (and a progress report when one is due)."""
+        if self.max_states is not None and states > self.max_states:
+            return "max-states"
+        now = time.monotonic()
+        if self.max_seconds is not None and now - self.start >= self.max_seconds:
+            return "max-seconds"
+        if self.reporter is not None and now - self.last >= self.report_every:
+            self.last = now
+            self.reporter(Progress(states, transitions, depth, now - self.start))
+        return None
+
+
 def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_seconds: float | None,
                 reporter: Reporter | None, report_every: float = 0.5) -> tuple[Graph, str | None]:
     """Every reachable state and transition, breadth first; (graph, what stopped it or None)."""
-    start = time.monotonic()
+    budget = _Budget(max_states, max_seconds, reporter, report_every)
     states = [model.initial]
     index = {model.initial: 0}
     succ: list[list[tuple[int, int]]] = []
     parent, via = [-1], [-1]
     depth = [0]
     transitions = 0
-    last = start
     head = 0
     stopped: str | None = None
     try:
@@ -130,16 +151,9 @@ def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_s
                 out.append((b, j))
             succ.append(out)
             head += 1
-            if max_states is not None and len(states) > max_states:
-                stopped = "max-states"
+            stopped = budget.stop(len(states), transitions, depth[head - 1])
+            if stopped is not None:
                 break
-            now = time.monotonic()
-            if max_seconds is not None and now - start >= max_seconds:
-                stopped = "max-seconds"
-                break
-            if reporter is not None and now - last >= report_every:
-                last = now
-                reporter(Progress(len(states), transitions, depth[head - 1], now - start))
     except KeyboardInterrupt:
         stopped = "interrupt"
     return Graph(states, succ, parent, via, transitions, depth), stopped
@@ -161,7 +175,7 @@ def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: floa
     if bm.unsupported is not None:
         return None
     layout = bm.layout
-    start = time.monotonic()
+    budget = _Budget(max_states, max_seconds, reporter, report_every)
     first = layout.pack_rows([model.initial])
     packed = [first]              # blocks of packed states, in state order
     index = {first[:, 0].tobytes(): 0}
@@ -169,7 +183,6 @@ def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: floa
     succ: list[list[tuple[int, int]]] = []
     parent, via, depth = [-1], [-1], [0]
     transitions = 0
-    last = start
     head = 0
     stopped: str | None = None
     try:
@@ -204,16 +217,9 @@ def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: floa
                 states[begin:] = [tuple(r) for r in layout.unpack(new).T.tolist()]
             succ.extend(out)
             head = stop
-            if max_states is not None and len(states) > max_states:
-                stopped = "max-states"
+            stopped = budget.stop(len(states), transitions, depth[head - 1])
+            if stopped is not None:
                 break
-            now = time.monotonic()
-            if max_seconds is not None and now - start >= max_seconds:
-                stopped = "max-seconds"
-                break
-            if reporter is not None and now - last >= report_every:
-                last = now
-                reporter(Progress(len(states), transitions, depth[head - 1], now - start))
     except KeyboardInterrupt:
         stopped = "interrupt"
     return Graph(states, succ, parent, via, transitions, depth), stopped
