@@ -268,9 +268,10 @@ def test_liveness_and_measures_agree_with_the_oracle_on_generated_specs(spec: Ge
 
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     """The generator is not vacuous: among 100 derandomised specs there are verified and violated
-    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, fair
-    actions (weak and strong), liveness properties of each kind, and seeded errors; and among 40 of
-    the error family, some in which the reference raises a spec error."""
+    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, derived
+    parameters, s.written, fair actions, and seeded errors; among 40 of the liveness family,
+    liveness properties of each kind and weak and strong fairness; and among 40 of the error
+    family, some in which the reference raises a spec error."""
     seen: Counter[str] = Counter()
 
     @settings(max_examples=100, deadline=None, derandomize=True, database=None,
@@ -285,11 +286,22 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
                               ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair"),
                               ("@leads_to", "leads-to"), ("@eventually", "eventually"),
                               ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
-                              ("@measure", "measure")):
+                              ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
+                              ("s.written(", "written")):
             if word in spec.source:
                 seen[feature] += 1
         if spec.seeded:
             seen["seeded"] += 1
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(specs(errors=False, liveness=True))
+    def look_at_liveness(spec: GeneratedSpec) -> None:  # (every one has a liveness property)
+        for word, feature in (("@leads_to", "leads-to"), ("@eventually", "eventually"),
+                              ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
+                              ("@measure", "measure"), ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair")):
+            if word in spec.source:
+                seen[feature] += 1
 
     @settings(max_examples=40, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
@@ -302,8 +314,9 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
             seen["seeded"] += 1
 
     look()
+    look_at_liveness()
     look_for_errors()
     for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
                  "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness",
-                 "bounded response", "measure"):
+                 "bounded response", "measure", "derived parameter", "written"):
         assert seen[what] > 0, (what, seen)
