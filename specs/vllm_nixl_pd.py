@@ -19,6 +19,11 @@ The bugs it finds (docs/bugs.md):
   declining expired reads (#47021, merged for turn-2 readbacks only) covers the read that
   starts too late; a READ that outlives the safety margin is still exposed.
 
+Liveness (docs/specs/vllm_nixl_pd.md, "Liveness"): under weak fairness of the protocol's steps
+(the lease's clock and its reaper included), every block comes back and every READ lands in
+0.33.0; #32255's first cut holds an aborted request's decode block for ever (eventually-released
+fails: the run stops with the block held).
+
 Abstractions (sound for the properties checked, argued in docs/specs/vllm_nixl_pd.md):
 - one prefill and one decode engine, one TP rank each, one KV cache group; a prompt is
   `blocks` blocks; decode's local prefix cache is off (every block is pulled);
@@ -85,6 +90,12 @@ class VLLMNixlPD(Spec):
         "0.33.0": ["delay-free-aborted-loads", "heartbeat-lease"],
     }
 
+    #: Liveness (docs/specs/vllm_nixl_pd.md, "Liveness"): every block owned on either node is
+    #: free again later and every READ lands, on every behaviour in which each step that stays
+    #: enabled happens (weak fairness: the actions marked fair=True, the lease's clock and its
+    #: reaper included); client aborts are the environment.
+    liveness = ("eventually-released", "eventually-landed")
+
     prefill = pool(prefill_pool, order="lifo", help="prefill's KV blocks (BlockPool: freed blocks are prepended)")
     decode = pool(decode_pool, order="lifo", warm=True,
                   help="decode's KV blocks; never zeroed for attention layers")
@@ -99,7 +110,7 @@ class VLLMNixlPD(Spec):
 
     # -- prefill ---------------------------------------------------------------------------
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def prefill_finishes(self, s, r: Request):
         """Prefill computes the prompt (max_tokens=1) and finishes FINISHED_LENGTH_CAPPED:
         Scheduler._free_request -> NixlPullConnectorScheduler.request_finished returns
@@ -110,7 +121,7 @@ class VLLMNixlPD(Spec):
         s.remote[r] = got
         s.p_stage[r] = P.LEASED
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def lease_runs_late(self, s, r: Request):
         """Time passes on prefill's lease. With #41383 decode's heartbeats (_send_heartbeats ->
         _handle_heartbeat) keep it live while decode tracks the request (from on_new_request to
@@ -120,7 +131,7 @@ class VLLMNixlPD(Spec):
             s.require(s.d_stage[r] != D.READING)
         s.lease[r] = Lease.LATE
 
-    @action(actor="prefill")
+    @action(actor="prefill", fair=True)
     def lease_expires(self, s, r: Request):
         """NixlBaseWorker._reap_expired_send_leases: "Releasing expired KV blocks" ->
         done_sending -> Scheduler._update_from_kv_xfer_finished -> _free_blocks.
@@ -135,7 +146,7 @@ class VLLMNixlPD(Spec):
 
     # -- decode ----------------------------------------------------------------------------
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_reads(self, s, r: Request):
         """The proxy forwards prefill's kv_transfer_params (do_remote_prefill): decode's
         get_num_new_matched_tokens -> allocate_slots -> update_state_after_alloc
@@ -155,7 +166,7 @@ class VLLMNixlPD(Spec):
         s.read_live[r] = s.lease[r] == Lease.LIVE
         s.d_stage[r] = D.READING
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_declines(self, s, r: Request):
         """Proposed (#47021's check for prefill leases): _read_blocks_for_req sees the deadline
         within the safety margin, logs "Declining expired remote read" and fails the load
@@ -164,7 +175,7 @@ class VLLMNixlPD(Spec):
         s.require((s.d_stage[r] == D.NEW) & (s.p_stage[r] != P.NEW) & (s.lease[r] == Lease.LATE))
         s.d_stage[r] = D.FREED
 
-    @action(actor="transfer")
+    @action(actor="transfer", fair=True)
     def read_completes(self, s, r: Request):
         """The NIXL READ completes: the data lands in decode's blocks whatever decode did
         meanwhile (NIXL cannot cancel it); decode's get_finished reports finished_recving
@@ -181,7 +192,7 @@ class VLLMNixlPD(Spec):
         s.free("prefill", r, If(leased, s.remote[r], 0))
         s.p_stage[r] = If(leased, P.FREED, s.p_stage[r])
 
-    @action(actor="decode")
+    @action(actor="decode", fair=True)
     def decode_runs(self, s, r: Request):
         """_update_waiting_for_remote_kv caches the blocks and the request is scheduled: it
         attends over its blocks, decodes to the end and KVCacheManager.free releases them."""

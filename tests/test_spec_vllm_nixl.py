@@ -150,3 +150,32 @@ def test_0_33_0_with_declined_expired_reads_is_verified_when_reads_fit_the_safet
 def test_versions_name_only_the_release_read_from_source():
     """0.33.0 is the one release whose source was read: it has #32255 and #41383."""
     assert model_for(SPEC, version="0.33.0").spec.fixes == ("delay-free-aborted-loads", "heartbeat-lease")
+
+
+# -- liveness: blocks come back, READs land --------------------------------------------------------
+
+SAFETY = ["stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free", "leak"]
+LIVE = ["eventually-released", "eventually-landed"]
+
+
+def test_blocks_come_back_and_reads_land_in_the_safe_runs_and_past_the_safety_violations():
+    """Under weak fairness of the protocol's steps (the lease's clock and reaper included)."""
+    safe = check(SPEC, version="0.33.0", fixes=["decline-expired-reads"], params={"slow_reads": 0})
+    assert safe.verdict is Verdict.VERIFIED and safe.coverage.states == 1_521
+    assert safe.liveness == dict.fromkeys(LIVE, "holds on every behaviour")
+    assert "weak fairness of prefill_finishes, lease_runs_late, lease_expires" in safe.fairness
+    past = check(SPEC, version="0.33.0", skip=SAFETY)
+    assert past.verdict is Verdict.VERIFIED and past.coverage.states == 8_607
+    assert past.liveness == dict.fromkeys(LIVE, "holds on every behaviour")
+
+
+def test_the_first_cut_of_32255_holds_an_aborted_requests_block_for_ever_in_both_engines():
+    """The race the review found: an abort after finished_recving arrived delays the free of
+    decode's block until a finished_recving that never comes: a dead end, 8 steps, the same
+    in the explicit engine and in bmc."""
+    fixes = ["delay-free-before-review", "heartbeat-lease", "decline-expired-reads"]
+    for engine in ("explicit", "bmc"):
+        r = check(SPEC, fixes=fixes, params={"slow_reads": 0}, skip=SAFETY, engine=engine)
+        assert r.verdict is Verdict.VIOLATED and r.violation.property == "eventually-released", engine
+        assert len(r.trace.steps) - 1 == 8 and r.trace.loop == 8, engine
+        assert r.violation.pages == [("decode", 0)] and "decode_abort" in [st.action for st in r.trace.steps], engine

@@ -364,7 +364,7 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         notes.append("leak: not checked, the spec defines no finished()")
     if model.skip:
         notes.append(f"skipped with --skip: {', '.join(sorted(model.skip))}")
-    lines.append(f"Properties checked: {', '.join(model.checked())}" + (f" ({'; '.join(notes)})" if notes else ""))
+    lines.append(f"Properties checked: {', '.join(model.checked()) or 'no safety property'}" + (f" ({'; '.join(notes)})" if notes else ""))
     for name, how in result.liveness.items():
         lines.append(f"Liveness {name}: {how}")
     if result.liveness:
