@@ -511,7 +511,7 @@ def _lasso(enc: Encoding, run: _Unrolling, k: int, i: int) -> tuple[Trace, Model
     loops: list[int | None] = [j for j in range(k) if states[j] == states[k]] + [k]
     for loop in loops + ([None] if bound is not None else []):
         if loop == k and any(Concrete(model).step(states[k], b) is not None for b in model.bindings):
-            continue  # not a dead end
+            continue  # not a dead end (a late response's window alone says nothing of one)
         if liveness.violates(model, states, bindings, loop, ob.name):
             t = liveness.trigger_of(inst, loop, k, bound)
             if t is not None:
@@ -527,7 +527,7 @@ def _liveness_error(enc: Encoding, run: _Unrolling, k: int) -> SpecError:
     model, _, states, bindings = _extract(enc, run.solver.model, run.states, run.acts, k)
     _run(model, states, bindings)
     try:
-        liveness.instances(model, Concrete(model), liveness.Graph([states[-1]], [[]], [-1], [-1]))
+        liveness.instances(model, Concrete(model), liveness.Graph.of_states(states[-1:]))
     except SpecError as e:
         e.steps = [b.label() for b in bindings]
         return e

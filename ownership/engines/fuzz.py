@@ -449,7 +449,8 @@ class Obligations:
         self.model = model
         self.explorer = explorer
         self.evaluate = liveness.instances
-        self.instances = self.evaluate(model, explorer.interp, _one_state(model.initial))
+        self.one_state = liveness.Graph.of_states
+        self.instances = self.evaluate(model, explorer.interp, self.one_state([model.initial]))
         self.bounds = [model.within.get(inst.name) for inst in self.instances]
         self.eventually = [inst.kind == "eventually" for inst in self.instances]  # p: the initial state only
         self.fair = [(b, binding.action.fair) for b, binding in enumerate(model.bindings) if binding.action.fair]
@@ -460,7 +461,7 @@ class Obligations:
     def values(self, node: Node) -> tuple[tuple[bool, bool], ...]:
         """(p, q) of every obligation in the state of `node` (computed once per node)."""
         if node.live is None:
-            got = self.evaluate(self.model, self.explorer.interp, _one_state(node.state))
+            got = self.evaluate(self.model, self.explorer.interp, self.one_state([node.state]))
             if len(got) != len(self.instances):
                 raise InternalError("fuzz: the liveness obligations differ from one state to another")
             node.live = tuple((inst.p[0], inst.q[0]) for inst in got)
@@ -531,13 +532,6 @@ class Obligations:
                          f" (of {pending:,} in which it was pending)")
             out[name] = text
         return out
-
-
-def _one_state(state: tuple[int, ...]) -> Any:
-    """A graph of one state, to evaluate the liveness obligations in it (liveness.instances)."""
-    from .liveness import Graph
-
-    return Graph([state], [[]], [-1], [-1])
 
 
 class RunObligations:

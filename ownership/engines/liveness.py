@@ -63,6 +63,12 @@ class Graph:
                 self.depth[i] = self.depth[self.parent[i]] + 1
         return self.depth
 
+    @classmethod
+    def of_states(cls, states: list[tuple[int, ...]]) -> Graph:
+        """The states alone, without edges: to evaluate the obligations in them (`instances`)."""
+        n = len(states)
+        return cls(list(states), [[] for _ in states], [-1] * n, [-1] * n)
+
     def path(self, i: int) -> list[int]:
         """The states of the shortest path from the initial state to state i."""
         out = []
@@ -509,7 +515,7 @@ def lasso_trace(model: Model, inst: Instance, states: list[tuple[int, ...]], bin
 def on_run(model: Model, states: list[tuple[int, ...]], name: str, request: int | None,
            page: tuple[str, int] | None) -> Instance:
     """The obligation of property `name` (for `request`, or at `page`) over the states of a run."""
-    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    graph = Graph.of_states(states)
     for inst in instances(model, Concrete(model), graph):
         if (inst.name, inst.request, inst.page) == (name, request, page):
             return inst
@@ -656,7 +662,7 @@ def violates(model: Model, states: list[tuple[int, ...]], bindings: list[Binding
                 return False
             if f == "strong" and any(b in e for e in enabled) and b not in taken:
                 return False
-    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    graph = Graph.of_states(states)
     for inst in (i for i in instances(model, interp, graph) if i.name == name):
         for t in range(len(states)):
             # q must stay false from t on, forever: after the last state the run repeats the
@@ -671,7 +677,7 @@ def _slow(model: Model, interp: Concrete, states: list[tuple[int, ...]], name: s
     by bound + 1 states without q, or by states without q up to a dead end."""
     last = len(states) - 1
     dead = not any(interp.step(states[last], b) is not None for b in model.bindings)
-    graph = Graph(list(states), [[] for _ in states], [-1] * len(states), [-1] * len(states))
+    graph = Graph.of_states(states)
     for inst in (i for i in instances(model, interp, graph) if i.name == name):
         for t in range(len(states)):
             if not inst.p[t]:

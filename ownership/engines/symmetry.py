@@ -22,6 +22,7 @@ may then store one state per class (orbit). This module
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -315,8 +316,6 @@ class Canonicaliser:
         self.complete = complete
         self.req_rows = np.array([i for i in range(model.width) if req[i]], dtype=np.int64)
         top = max([s.hi for s in model.slots if isinstance(s.domain, RequestDomain)] + [R + 1])
-        # orderings ρ: t's request j is s's request ρ[j-1]; then π(ρ[j-1]) = j.
-        self.orderings = list(itertools.permutations(range(1, R + 1)))
         #: the positions of the per-request slots, a slot's R elements together (for renaming
         #: every row by its own ordering at once: NOTE(sorted-orderings))
         self.moved = np.array([s.offset + r for s in model.slots if s.shape == "request" for r in range(s.length)],
@@ -328,21 +327,6 @@ class Canonicaliser:
         #: factorials of the tied runs' lengths): the stabiliser's size, with a complete signature
         self.tie_sizes = np.array([_tied_orderings(p, R) for p in range(1 << (R - 1))] if self.complete else [],
                                   dtype=np.int64)
-        self.gathers: list[np.ndarray] = []
-        self.luts: list[np.ndarray] = []
-        for rho in self.orderings:
-            perm = [0] * R
-            for j, r in enumerate(rho, start=1):
-                perm[r - 1] = j
-            pos = position_map(model, tuple(perm))
-            src = [0] * model.width
-            for i in range(model.width):
-                src[pos[i]] = i
-            self.gathers.append(np.array(src, dtype=np.int64))
-            lut = np.arange(top + 1, dtype=np.int64)
-            for r in range(1, R + 1):
-                lut[r] = perm[r - 1]
-            self.luts.append(lut)
 
     def signatures(self, X: np.ndarray) -> np.ndarray:
         """(requests x n) uint64 signatures of each request in each row."""
@@ -444,11 +428,32 @@ class Canonicaliser:
             Y[self.req_rows] = table.ravel().take(ids * n + col)
         return self.layout.pack(Y)
 
-    def _renamed(self, X: np.ndarray, rows: np.ndarray, o: int, n: int) -> np.ndarray:
-        """The rows `rows` of X renamed by ordering o, packed."""
-        Y = X[np.ix_(self.gathers[o], rows)] if rows.size < n else X[self.gathers[o]]
+    @functools.cached_property
+    def orderings(self) -> list[tuple[tuple[int, ...], np.ndarray, np.ndarray]]:
+        """Every ordering ρ (t's request j is s's request ρ[j-1]; then π(ρ[j-1]) = j), with
+        the gather of state positions and the relabelling of request ids it makes: for the
+        reference alone (requests! of them; the search never builds them)."""
+        R, model = self.requests, self.model
+        out = []
+        for rho in itertools.permutations(range(1, R + 1)):
+            perm = [0] * R
+            for j, r in enumerate(rho, start=1):
+                perm[r - 1] = j
+            pos = position_map(model, tuple(perm))
+            src = [0] * model.width
+            for i in range(model.width):
+                src[pos[i]] = i
+            lut = np.arange(self.top + 1, dtype=np.int64)
+            for r in range(1, R + 1):
+                lut[r] = perm[r - 1]
+            out.append((rho, np.array(src, dtype=np.int64), lut))
+        return out
+
+    def _renamed(self, X: np.ndarray, rows: np.ndarray, gather: np.ndarray, lut: np.ndarray, n: int) -> np.ndarray:
+        """The rows `rows` of X renamed by one ordering (its gather and relabelling), packed."""
+        Y = X[np.ix_(gather, rows)] if rows.size < n else X[gather]
         if self.req_rows.size:
-            Y[self.req_rows] = self.luts[o][Y[self.req_rows]]
+            Y[self.req_rows] = lut[Y[self.req_rows]]
         return self.layout.pack(Y)
 
     def by_every_ordering(self, X: np.ndarray, sig: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -458,14 +463,14 @@ class Canonicaliser:
         k = self.layout.words
         best = np.full((k, n), np.iinfo(np.uint64).max, dtype=np.uint64)
         count = np.zeros(n, dtype=np.int64)
-        for o, rho in enumerate(self.orderings):
+        for rho, gather, lut in self.orderings:
             ok: Any = True
             for a, b in zip(rho, rho[1:]):
                 ok = ok & (sig[a - 1] <= sig[b - 1])
             rows = np.flatnonzero(ok)
             if rows.size == 0:
                 continue
-            W = self._renamed(X, rows, o, n)
+            W = self._renamed(X, rows, gather, lut, n)
             B = best[:, rows]
             less = np.zeros(rows.size, dtype=bool)
             equal = np.ones(rows.size, dtype=bool)
