@@ -110,9 +110,13 @@ def check(
     profile: str | None = None,
     database: Any = "default",
     max_memory: int | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     symmetry: bool = False,
     measure: bool = False,
+    ray: str | None = None,
+    checkpoint: str | None = None,
+    resume: str | None = None,
+    searches: int | None = None,
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
@@ -120,17 +124,28 @@ def check(
     `runs`, `steps`, `seed`, `profile`, `database` (fuzz only): the random search.
     `max_memory`, `workers`, `symmetry` (explicit only): the batch engine's search (the
     per-state engine takes max_memory only under a command's limits, ownership.limits).
-    `measure`: also measure the spec's @measure costs (explicit only: the reachable graph)."""
+    `measure`: also measure the spec's @measure costs (explicit only: the reachable graph).
+    `ray`: a Ray cluster's address, or "local" (ownership.engines.cluster): the explicit
+    engine runs as a partitioned search over `workers` Ray workers (default: the cluster's
+    CPUs; ownership.engines.partitioned), fuzz as a swarm of `searches` independent searches
+    (ownership.engines.swarm). `checkpoint`/`resume`: a folder where the explicit engine's
+    search writes each complete level, and from which a killed run continues
+    (ownership.engines.checkpoint); without `ray` it runs in this process."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
     if symbolic and engine != "bmc":
         raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
     if engine != "fuzz" and any(v is not None for v in (runs, steps, seed, profile)):
         raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
-    if engine != "explicit" and (symmetry or workers != 1 or max_memory is not None):
+    distributed = ray is not None or checkpoint is not None or resume is not None
+    parts, workers = workers, 1 if workers is None else workers  # (on Ray, None: the cluster's CPUs)
+    if engine != "explicit" and (symmetry or max_memory is not None or (workers != 1 and ray is None)):
         raise UsageError("--symmetry, --workers and --max-memory belong to the explicit engine")
+    check_distributed(engine, ray=ray, checkpoint=checkpoint, resume=resume, searches=searches,
+                      workers=parts, max_memory=max_memory)
     max_seconds = limits.parse_seconds(max_seconds)
-    limits.check_workers(workers)
+    if ray is None:
+        limits.check_workers(workers)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
@@ -140,15 +155,24 @@ def check(
     if measure and (engine != "explicit" or symmetry):
         raise UsageError("--measure needs the explicit engine's search of every reachable state, without --symmetry")
     refuse_liveness(model, engine, symmetry=symmetry)
+    if distributed:
+        refuse_distributed(model, engine, measure=measure, ray=ray)
     seconds = limits.seconds_left(max_seconds)  # what loading and tracing left of the limit
-    with limits.phase(f"preparing the {engine} engine's search", engine=True):
-        result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
-                             reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
-                             profile=profile, database=database, max_memory=max_memory, workers=workers,
-                             symmetry=symmetry)
-        if model.liveness_checked() or measure:
-            result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
-                                     max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
+    where = f" on Ray ({ray})" if ray else ""
+    with limits.phase(f"preparing the {engine} engine's search{where}", engine=True):
+        if distributed:
+            result = _run_distributed(spec, model, engine, ray=ray, checkpoint=checkpoint, resume=resume,
+                                      workers=parts, searches=searches, max_states=max_states,
+                                      max_depth=max_depth, max_seconds=seconds, reporter=reporter,
+                                      symmetry=symmetry, runs=runs, steps=steps, seed=seed)
+        else:
+            result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
+                                 reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
+                                 profile=profile, database=database, max_memory=max_memory, workers=workers,
+                                 symmetry=symmetry)
+            if model.liveness_checked() or measure:
+                result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
+                                         max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
         limits.settle()  # NOTE(settle): the answer is in; reporting it is not stopped by a limit
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
@@ -164,6 +188,10 @@ def check(
     extra += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
     if symmetry:
         extra += " --symmetry"
+    if ray is not None:
+        extra += f" --ray {shlex.quote(ray)}"
+    if searches is not None:
+        extra += f" --searches {searches}"
     if measure:
         extra += " --measure"
     if engine == "fuzz" and result.coverage.seed is not None:
@@ -267,6 +295,86 @@ def _bmc_liveness(result: CheckResult, name: str) -> str:
     tail = "" if cov.stopped_by == "max-depth" else f" (stopped by {cov.stopped_by})"
     return (f"no counterexample of at most {bound} steps ({shape}){tail}; longer ones are not ruled out: use the"
             " explicit engine for every behaviour")
+
+
+def check_distributed(engine: str, *, ray: str | None, checkpoint: str | None, resume: str | None,
+                      searches: int | None, workers: int | None, max_memory: int | None) -> None:
+    """Refuse option combinations of --ray, --checkpoint, --resume and --searches that no
+    engine runs (before the spec is loaded)."""
+    if searches is not None and (engine != "fuzz" or ray is None):
+        raise UsageError("--searches is the number of fuzz searches of a swarm: give it with --engine fuzz --ray ADDRESS")
+    if searches is not None and searches < 1:
+        raise UsageError(f"--searches {searches}: a swarm needs at least 1 search")
+    if (checkpoint is not None or resume is not None) and engine != "explicit":
+        raise UsageError("--checkpoint and --resume belong to the explicit engine's breadth-first search")
+    if checkpoint is not None and resume is not None:
+        raise UsageError("give --checkpoint DIR for a new run or --resume DIR to continue one, not both"
+                         " (a resumed run keeps writing its checkpoint in the folder it resumes)")
+    if ray is not None and engine == "bmc":
+        raise UsageError("--ray runs the explicit engine (a partitioned search) or fuzz (a swarm); bmc runs in one process")
+    if ray is None and (checkpoint is not None or resume is not None) and workers not in (None, 1):
+        raise UsageError("--checkpoint and --resume without --ray run the search in this process; for more workers,"
+                         " run it on Ray: --ray local")
+    if ray is not None and engine == "fuzz" and workers is not None:
+        raise UsageError("--workers partitions the explicit engine's search; a fuzz swarm's size is --searches N")
+    if ray is not None and workers is not None and workers < 1:
+        raise UsageError(f"--workers {workers}: a search on Ray needs at least one worker")
+    if max_memory is not None and (ray is not None or checkpoint is not None or resume is not None):
+        raise UsageError("--max-memory bounds the single-process search; on Ray each worker is bounded by Ray's"
+                         " memory monitor (a worker it stops makes the result inconclusive), and a checkpointed"
+                         " search keeps its states on disk as it goes: leave --max-memory out")
+
+
+def refuse_distributed(model: Model, engine: str, *, measure: bool, ray: str | None) -> None:
+    """What the partitioned search and the swarm do not check yet: refused, never passed unchecked."""
+    live = model.liveness_checked()
+    what = "on Ray" if ray is not None else "with a checkpoint"
+    if engine == "explicit" and live:
+        skip = " ".join(f"--skip {n}" for n in live)
+        raise UsageError(f"liveness ({', '.join(live)}) needs the whole reachable graph in one process, and the search"
+                         f" {what} keeps it in parts: check liveness without --ray, --checkpoint and --resume, or"
+                         f" leave it out here with {skip}")
+    if measure:
+        raise UsageError("--measure needs the whole reachable graph in one process: measure without --ray,"
+                         " --checkpoint and --resume")
+
+
+def _run_distributed(spec: str, model: Model, engine: str, *, ray: str | None, checkpoint: str | None,
+                     resume: str | None, workers: int | None, searches: int | None, max_states: int | None,
+                     max_depth: int | None, max_seconds: float | None, reporter: Any, symmetry: bool,
+                     runs: int | None, steps: int | None, seed: int | None) -> CheckResult:
+    """The explicit engine as a partitioned search (on Ray, or checkpointed in this process),
+    or fuzz as a swarm on Ray."""
+    from .engines import cluster, partitioned
+
+    recipe = cluster.Recipe.of(spec, model, symmetry=symmetry)
+    if ray is None:
+        result = partitioned.check(model, recipe=recipe, parts=1, max_states=max_states, max_depth=max_depth,
+                                   max_seconds=max_seconds, symmetry=symmetry, checkpoint=checkpoint,
+                                   resume=resume, reporter=reporter)
+        result.model = model
+        return result
+    with cluster.connected(ray) as connected:
+        cpus = cluster.cluster_cpus(connected)
+        if engine == "fuzz":
+            from .engines import fuzz, swarm
+
+            if max_states is not None or max_depth is not None:
+                raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
+            result = swarm.check(recipe, connected, searches=searches or cpus, runs=runs or fuzz.DEFAULT_RUNS,
+                                 steps=steps or fuzz.DEFAULT_STEPS, seed=seed, max_seconds=max_seconds,
+                                 reporter=reporter, liveness=True)
+            result.note = result.swarm.note  # type: ignore[attr-defined]
+        else:
+            parts = workers if workers is not None else cpus
+            if parts > 4 * cpus:
+                raise UsageError(f"--workers {parts}: the Ray cluster has {cpus} CPUs; give at most {4 * cpus}"
+                                 " (more partitions than CPUs only add messages)")
+            result = partitioned.check(model, recipe=recipe, ray=connected, parts=parts, max_states=max_states,
+                                       max_depth=max_depth, max_seconds=max_seconds, symmetry=symmetry,
+                                       checkpoint=checkpoint, resume=resume, reporter=reporter)
+    result.model = model
+    return result
 
 
 def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth: int | None,

@@ -154,6 +154,9 @@ class CheckResult:
     #: where it was not computed (another engine, or a search that did not cover every state)
     measures: dict[str, Any] = field(default_factory=dict)
     measures_note: str = ""  # why --measure measured nothing, where it did not
+    #: how the search ran beyond one process, and what it lost, in words (a search on Ray:
+    #: "2 workers"; "a worker was lost: ..."; a swarm's searches), "" for a one-process search
+    note: str = ""
 
     @property
     def violation(self) -> Any:

@@ -18,9 +18,10 @@ import os
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, BinaryIO, TypeGuard
 
 from .errors import TraceFormatError, UsageError
 from .lang.model import Binding, Model
@@ -595,9 +596,8 @@ def to_itf(trace: Trace) -> dict[str, Any]:
 
 def write_output(path: str | Path, text: str, what: str) -> None:
     """Write a file that a command produces (a trace, an HTML page, a graph) whole or not at
-    all: into a temporary file beside it, then renamed over it, so that a full disk or an
-    error leaves no partial file. A path that is not a regular file (/dev/stdout, a pipe) is
-    written in place. UsageError, naming the path, when it cannot be written."""
+    all (`whole_file`). A path that is not a regular file (/dev/stdout, a pipe) is written in
+    place. UsageError, naming the path, when it cannot be written."""
     target = Path(os.path.realpath(path))
     try:
         data = text.encode("utf-8")
@@ -605,20 +605,29 @@ def write_output(path: str | Path, text: str, what: str) -> None:
             with target.open("wb") as f:
                 f.write(data)
             return
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                os.fchmod(f.fileno(), 0o666 & ~_umask())
-                f.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with whole_file(target) as f:
+            f.write(data)
     except OSError as e:
         raise UsageError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
     except UnicodeEncodeError as e:
         raise UsageError(f"cannot write the {what} to {path}: it holds text that is not Unicode ({e.reason})") from None
+
+
+@contextlib.contextmanager
+def whole_file(target: Path) -> Iterator[BinaryIO]:
+    """A binary file to write `target` whole or not at all: a temporary file beside it,
+    renamed over it when the block ends, removed if the block fails (a full disk, an error,
+    Ctrl-C), so that no partial file is ever left. OSError when it cannot be written."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
+            yield f
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _umask() -> int:

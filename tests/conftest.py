@@ -72,3 +72,13 @@ def scenario(spec: str, actions, **kw):
     trace = Trace(steps=run, spec=spec, params=dict(model.env), fixes=list(model.spec.fixes))
     replayed, _ = replay_trace(trace)
     return replayed
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray instance of 2 CPUs, shared by the tests of the Ray searches (started once:
+    about 5 s). Ray is in the test extra, so a missing Ray fails these tests, never skips them."""
+    from ownership.engines import cluster
+
+    with cluster.connected("local", cpus=2) as ray:
+        yield ray

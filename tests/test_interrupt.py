@@ -32,6 +32,12 @@ LARGE = ["check", "sglang_pd", "--param", "requests=4", "--param", "decode_pool=
 
 def _group(pgid: int) -> list[int]:
     """The processes of a process group."""
+    return processes(pgid, field=2)
+
+
+def processes(value: int, *, field: int) -> list[int]:
+    """The live processes whose field of /proc/PID/stat after the command's name equals
+    `value` (2: the process group, 3: the session)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -39,7 +45,8 @@ def _group(pgid: int) -> list[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[field]) == value and fields[0] != "Z":
                 found.append(int(entry))
     return found
 

@@ -1,8 +1,8 @@
 """One answer in every engine for the cases of issue 11 (tests/specs/semantics/).
 
 Each spec is checked by the per-state engine (the reference: the concrete interpreter), the
-batch engine, the batch engine with symmetry (where the spec is symmetric), bmc, prove and the
-fuzz engine. A violation must be the same property at the same depth, a spec error the same
+batch engine, the batch engine with symmetry (where the spec is symmetric), the partitioned
+search (3 partitions), bmc, prove and the fuzz engine. A violation must be the same property at the same depth, a spec error the same
 error (message, file and line, and the steps that reach it); never a traceback, never exit 1
 for anything but a violation.
 """
@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from ownership.api import model_for
-from ownership.engines import batch, bmc, explicit, fuzz
+from ownership.engines import batch, bmc, explicit, fuzz, partitioned
 from ownership.errors import SpecError, UsageError
 from ownership.result import Verdict
 
@@ -43,6 +43,8 @@ def _answers(name: str, fixes: tuple[str, ...] = ()) -> dict[str, tuple[Any, ...
     out = {
         "per-state": _outcome(lambda: explicit.check(model)),
         "batch": _outcome(lambda: batch.check(model)),
+        # (the search of --ray and --checkpoint, its 3 partitions in this process; tests/test_ray.py on Ray)
+        "partitioned": _outcome(lambda: partitioned.check(model, parts=3)),
         "bmc": _outcome(lambda: bmc.check(model, max_depth=6)),
         "prove": _outcome(lambda: bmc.prove(model, k=4)),
         "fuzz": _outcome(lambda: fuzz.check(model, runs=40, steps=8, profile="ci", database=None)),

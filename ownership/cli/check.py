@@ -46,8 +46,12 @@ from .common import (
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True, help="Store one state per renaming of interchangeable requests; the coverage says how many states they stand for.")
 @click.option("--measure", "measure", is_flag=True, help="Also measure the spec's @measure costs over every reachable state (explicit engine; it builds the reachable graph, about 1,500 states a second).")
-@click.option("--workers", type=int, default=1, show_default=True, help=f"Processes for an exhaustive search: the parent keeps the visited states, the others expand (at most {limits.WORKERS_PER_CPU} per CPU).")
+@click.option("--workers", type=int, default=None, help=f"Processes for an exhaustive search: the parent keeps the visited states, the others expand (at most {limits.WORKERS_PER_CPU} per CPU; default 1). With --ray: the partitions of the visited set (default: the cluster's CPUs).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
+@click.option("--ray", "ray", metavar="ADDRESS", help="Search on a Ray cluster (`local`: start one on this machine's CPUs): the explicit engine partitioned over --workers, fuzz as a swarm of --searches. Needs pip install 'ownership[ray]'.")
+@click.option("--checkpoint", "checkpoint", metavar="DIR", help="explicit: write each complete BFS level of the search into DIR (created if missing), to --resume it if it is killed.")
+@click.option("--resume", "resume", metavar="DIR", help="explicit: continue the search checkpointed in DIR (the same spec and options), with the final counts of an uninterrupted run.")
+@click.option("--searches", type=click.IntRange(min=1), help="fuzz with --ray: independent searches in the swarm (default: the cluster's CPUs).")
 @click.option("--runs", type=click.IntRange(min=1), help="fuzz: runs to try (default 200).")
 @click.option("--steps", type=click.IntRange(min=1), help="fuzz: steps per run at most (default 50).")
 @click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
@@ -56,7 +60,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
           engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
           symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, measure: bool, workers: int,
-          max_memory: str | None, runs: int | None, steps: int | None, seed: int | None,
+          max_memory: str | None, ray: str | None, checkpoint: str | None, resume: str | None,
+          searches: int | None, runs: int | None, steps: int | None, seed: int | None,
           profile: str | None) -> None:
     """Check SPEC (a .py file or a shipped spec name) and print the verdict.
 
@@ -67,7 +72,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
 
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
-    limits.check_workers(workers)
+    if ray is None:
+        limits.check_workers(workers or 1)
     check_out(out)
     keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
     progress = Progress()
@@ -77,6 +83,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
                                max_states=max_states, max_depth=max_depth, max_seconds=seconds,
                                reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                                profile=profile, symmetry=symmetry, workers=workers, measure=measure,
+                               ray=ray, checkpoint=checkpoint, resume=resume, searches=searches,
                                max_memory=memory if engine == "explicit" else None)
         finally:
             progress.close()
@@ -113,6 +120,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         parameters = getattr(result, "parameters", None)
         if parameters is not None:
             doc["parameters"] = parameters.to_json()
+        if result.note:
+            doc["note"] = result.note
         if result.trace is not None:
             doc["steps"] = [s.label() for s in result.trace.steps[1:]]
             doc["narrative"] = narrative

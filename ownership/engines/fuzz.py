@@ -91,6 +91,20 @@ class Progress:
 Reporter = Callable[[Progress], None]
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What one check covered, as sets, so that several checks can be merged (the swarm of
+    ownership.engines.swarm): set by `check` as `result.seen`. `states` are the hashes of the
+    states reached (hash() of a tuple of ints is the same in every process)."""
+
+    states: frozenset[int] = frozenset()
+    fired: frozenset[str] = frozenset()
+    enabled: frozenset[str] = frozenset()
+    tried: frozenset[str] = frozenset()  # actions whose enabledness was looked at
+    #: per liveness property followed: Obligations.counts() (kind, runs pending, runs ended pending)
+    liveness: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+
+
 class RunFailed(Exception):
     """Raised inside a Hypothesis run when a step fails; carries the path (binding indices)."""
 
@@ -507,31 +521,43 @@ class Obligations:
             for name in {self.instances[k].name for k, t in enumerate(run.since) if t is not None}:
                 self.ended_pending[name] += 1
 
+    def counts(self) -> dict[str, tuple[str, int, int]]:
+        """Per property: its kind, the counted runs in which it was pending, and those that
+        ended with it still pending (what `texts` words; a swarm sums them over searches)."""
+        kinds = {inst.name: inst.kind for inst in reversed(self.instances)}  # (the first of each name)
+        return {name: (kinds.get(name, "leads-to"), pending, self.ended_pending[name])
+                for name, pending in self.pending_runs.items()}
+
     def texts(self, runs: int, steps: int, found: str | None) -> dict[str, str]:
-        """What the runs showed of each liveness property, in words: "violated", or how far
-        they went without a violation (a bounded answer, never "holds"). `found`: the
-        property whose violation stopped the search, if any."""
-        out = {}
-        for name, pending in self.pending_runs.items():
-            if name == found:
-                out[name] = "violated"
-                continue
-            text = f"not violated in {runs:,} random run{'' if runs == 1 else 's'} of at most {steps} steps"
-            if found:
-                out[name] = text + (f", up to the violation of {found} that stopped the search (bounded: fuzz"
-                                    " cannot show that something never happens)")
-                continue
-            text += " (bounded: fuzz cannot show that something never happens)"
-            if not pending:
-                kind = next((inst.kind for inst in self.instances if inst.name == name), "leads-to")
-                text += ("; its q held from the start of every run" if kind == "eventually"
-                         else "; it was never pending (its p never held without its q)")
-            else:
-                ended = self.ended_pending[name]
-                text += (f"; {ended:,} run{'' if ended == 1 else 's'} ended with it pending"
-                         f" (of {pending:,} in which it was pending)")
-            out[name] = text
-        return out
+        """What the runs showed of each liveness property, in words (liveness_texts)."""
+        return liveness_texts(self.counts(), runs, steps, found)
+
+
+def liveness_texts(counts: dict[str, tuple[str, int, int]], runs: int, steps: int, found: str | None,
+                   *, across: str = "") -> dict[str, str]:
+    """What the runs showed of each liveness property, in words: "violated", or how far
+    they went without a violation (a bounded answer, never "holds"). `counts`: per property,
+    Obligations.counts(); `found`: the property whose violation stopped the search, if any;
+    `across`: words after the step bound (a swarm's " across 4 searches")."""
+    out = {}
+    for name, (kind, pending, ended) in counts.items():
+        if name == found:
+            out[name] = "violated"
+            continue
+        text = f"not violated in {runs:,} random run{'' if runs == 1 else 's'} of at most {steps} steps{across}"
+        if found:
+            out[name] = text + (f", up to the violation of {found} that stopped the search (bounded: fuzz"
+                                " cannot show that something never happens)")
+            continue
+        text += " (bounded: fuzz cannot show that something never happens)"
+        if not pending:
+            text += ("; its q held from the start of every run" if kind == "eventually"
+                     else "; it was never pending (its p never held without its q)")
+        else:
+            text += (f"; {ended:,} run{'' if ended == 1 else 's'} ended with it pending"
+                     f" (of {pending:,} in which it was pending)")
+        out[name] = text
+    return out
 
 
 class RunObligations:
@@ -771,8 +797,10 @@ class MachineBase(RuleBasedStateMachine):
                 self.liveness.obligations.ended(self.liveness, normally=ending is None)
 
 
-def machine_class(model: Model, search: Search, base: type[MachineBase] = MachineBase) -> type[MachineBase]:
-    """A RuleBasedStateMachine with one rule per action of `model`, derived from `base`."""
+def machine_class(model: Model, search: Search, base: type[MachineBase] = MachineBase, *,
+                  weights: dict[str, int] | None = None) -> type[MachineBase]:
+    """A RuleBasedStateMachine with one rule per action of `model`, derived from `base`;
+    `weights`: an action of weight k is offered k times to Hypothesis's choice of a rule."""
     namespace: dict[str, Any] = {"search": search, "__module__": __name__}
     decls = list(model.spec_cls._actions.values())
     for a, (decl, sl) in enumerate(zip(decls, search.explorer.slices)):
@@ -789,6 +817,11 @@ def machine_class(model: Model, search: Search, base: type[MachineBase] = Machin
 
         guarded = precondition(enabled)(rule(**strategies)(fire))  # type: ignore[call-overload]
         namespace[f"rule_{sl.name}"] = guarded
+        for copy in range(1, (weights or {}).get(sl.name, 1)):
+            # the same rule under another name (no action's: "#" is in no identifier); Hypothesis
+            # draws uniformly from its list of rules, and its per-run on/off flags go by the
+            # function's name, so the copies stand or fall with the action
+            namespace[f"rule_{sl.name}#{copy}"] = guarded
     return type(f"{model.spec_cls.__name__}Machine", (base,), namespace)
 
 
@@ -845,13 +878,14 @@ def build_settings(*, runs: int, steps: int, database: Any, profile: str | setti
 
 
 def run_search(model: Model, search: Search, hsettings: settings, seed: int | None,
-               base: type[MachineBase] = MachineBase, salt: str = "", *, exact: bool = False) -> RunFailed | None:
+               base: type[MachineBase] = MachineBase, salt: str = "", *, exact: bool = False,
+               weights: dict[str, int] | None = None) -> RunFailed | None:
     """Run the Hypothesis search; the first failing run, or None. Ctrl-C propagates.
 
     `exact`: the caller gave the seed, to repeat a search run for run, so the example database
     stays out (hypothesis.seed switches it off). A seed chosen here only to be reported keeps
     the database: a failure found once replays first on the next run (NOTE(seed-database))."""
-    machine = machine_class(model, search, base)
+    machine = machine_class(model, search, base, weights=weights)
     test = get_state_machine_test(machine, settings=hsettings)
     key = model_key(model, salt)
     test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
@@ -904,6 +938,7 @@ def check(
     reporter: Reporter | None = None,
     report_every: float = 0.5,
     liveness: bool = False,
+    weights: dict[str, int] | None = None,
 ) -> CheckResult:
     """Fuzz `model` with Hypothesis: `runs` runs of at most `steps` steps each.
 
@@ -917,9 +952,20 @@ def check(
     `liveness`: also follow the model's liveness properties on every run (NOTE(bounded-
     liveness)): a run that shows one failing (a dead end or a fair cycle with the obligation
     pending, a bounded response too late) is a violation like any other; otherwise
-    `result.liveness` says, per property, how far the runs went without one (bounded)."""
+    `result.liveness` says, per property, how far the runs went without one (bounded).
+
+    `weights`: how many times each named action is offered to Hypothesis's choice of the next
+    rule (1 when not named; at least 1, so that no enabled action is ruled out): a bias, as
+    the searches of a swarm (ownership.engines.swarm) take to differ from one another.
+
+    The result carries `result.seen` (a Seen): the sets behind its coverage, for merging."""
     if runs < 1 or steps < 1:
         raise UsageError(f"runs={runs}, steps={steps}: both must be at least 1")
+    known = {decl.name for decl in model.spec_cls._actions.values()}
+    for name, w in (weights or {}).items():
+        if name not in known or not isinstance(w, int) or w < 1:
+            raise UsageError(f"weights: {name}={w!r}: give actions of {model.spec_cls.__name__} a whole number"
+                             " of at least 1")
     hsettings = build_settings(runs=runs, steps=steps, database=database, profile=profile)
     exact = seed is not None
     seed = choose_seed(seed, hsettings)
@@ -965,9 +1011,19 @@ def check(
                         seconds=time.monotonic() - start, runs=search.runs, never_fired=never_fired,
                         never_enabled=tuple(n for n in never_fired if n not in search.enabled), seed=seed)
 
+    def seen(result: CheckResult) -> CheckResult:
+        """The result with the sets behind its coverage (Seen)."""
+        if search is not None:
+            result.seen = Seen(frozenset(search.seen), frozenset(search.fired),  # type: ignore[attr-defined]
+                               frozenset(search.enabled), frozenset(search.tried),
+                               {} if search.obligations is None else search.obligations.counts())
+        else:
+            result.seen = Seen()  # type: ignore[attr-defined]
+        return result
+
     if search is None:
-        return CheckResult(Verdict.INCONCLUSIVE, coverage(stopped_by), "fuzz",
-                           sometimes={p.name: None for p in model.sometimes})
+        return seen(CheckResult(Verdict.INCONCLUSIVE, coverage(stopped_by), "fuzz",
+                                sometimes={p.name: None for p in model.sometimes}))
     sometimes: dict[str, bool | None] = {p.name: (True if p.name in search.reached else None) for p in model.sometimes}
     obligations = search.obligations
     live: dict[str, Any] = {}  # CheckResult's liveness and fairness, when liveness was followed
@@ -978,7 +1034,7 @@ def check(
                 "fairness": fairness_text(model)}
     if failure is None:
         verdict = Verdict.BOUNDED if stopped_by == "max-runs" else Verdict.INCONCLUSIVE
-        return CheckResult(verdict, coverage(stopped_by), "fuzz", sometimes=sometimes, **live)
+        return seen(CheckResult(verdict, coverage(stopped_by), "fuzz", sometimes=sometimes, **live))
 
     cov = coverage("violation")
     search.phase = "shrink"
@@ -1016,4 +1072,4 @@ def check(
     result = CheckResult(Verdict.VIOLATED, cov, "fuzz", trace=trace, sometimes=sometimes, **live)
     result.shrink = {"tries": shrinker.tries, "steps_before": len(failure.path),  # type: ignore[attr-defined]
                      "timed_out": shrinker.timed_out, "seconds": time.monotonic() - start - cov.seconds}
-    return result
+    return seen(result)

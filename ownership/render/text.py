@@ -359,6 +359,8 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                      f" the {rest} below were not finished")
     else:
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
+    if result.note:
+        lines.append(f"  ({result.note})")
     notes = []
     if not model.checks_leak:
         notes.append("leak: not checked, the spec defines no finished()")
