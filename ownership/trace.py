@@ -291,7 +291,9 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
                  for r, ps in sorted(by_req.items())]
         return f"a finished request keeps pages that never return to the pool: {'; '.join(parts)}."
     doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
-    return f"invariant {prop} does not hold" + (f": {doc}" if doc else ".")
+    failing = sorted({f.request for f in flags if f.request})
+    who = f" for {', '.join(name(r) for r in failing)}" if failing else ""
+    return f"invariant {prop} does not hold{who}" + (f": {doc}" if doc else ".")
 
 
 # --------------------------------------------------------------------------- ITF

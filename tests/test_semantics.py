@@ -119,6 +119,17 @@ def test_at_one_depth_a_violation_wins_over_a_spec_error_and_the_error_is_report
     assert kind == "error" and "in action crash(): `//` by zero" in message and steps == ()
 
 
+def test_an_invariant_of_each_request_names_the_requests_it_fails_for_in_every_engine():
+    """`@invariant def bounded(self, s, r)` (issue 13, item 6): one condition per request."""
+    assert _same(_answers("per_request_invariant.py")) == ("violated", "bounded", 2)
+    assert _same(_answers("per_request_invariant.py", fixes=("tight",))) == ("violated", "bounded", 2)
+    for fixes, who in (((), "r2"), (("tight",), "r1")):
+        v = batch.check(model_for(_path("per_request_invariant.py"), fixes=fixes)).violation
+        assert f"invariant bounded does not hold for {who}: A request takes" in v.message and v.requests == [who]
+    proof = bmc.prove(model_for(_path("per_request_invariant.py"), skip=("bounded",)), k=2)
+    assert proof.verdict is Verdict.VERIFIED
+
+
 def test_an_error_only_one_request_can_raise_is_not_a_symmetry():
     """The symmetry check compares the errors each binding can raise (issue 11, 7)."""
     model = model_for(_path("error_only_for_r1.py"))

@@ -376,10 +376,11 @@ class Concrete:
         out: list[Flag] = []
         skip = self.model.skip
         for inv in self.model.invariants:
-            what = f"invariant {inv.name}"
-            ok = self._run(lambda i=inv, w=what: view._property(i.fn, w), f"in {what}")
-            if inv.name not in skip and not _v(ok):
-                out.append(Flag(inv.name))
+            for r in self._each(inv):
+                what = inv.what(r)
+                ok = self._run(lambda i=inv, w=what, r=r: view._property(i.fn, w, *r), f"in {what}")
+                if inv.name not in skip and not _v(ok):
+                    out.append(Flag(inv.name, request=r[0] if r else None))
         for prop in self.model.sometimes if self._sometimes_errors else ():
             what = f"sometimes {prop.name}"
             self._run(lambda p=prop, w=what: view._property(p.fn, w), f"in {what}")
@@ -412,7 +413,12 @@ class Concrete:
         out = []
         for p in self.model.spec_cls._properties.values():
             if p.kind == "lemma":
-                what = f"lemma {p.name}"
-                if not _v(self._run(lambda p=p, w=what: view._property(p.fn, w), f"in {what}")):
-                    out.append(Flag(p.name))
+                for r in self._each(p):
+                    what = p.what(r)
+                    if not _v(self._run(lambda p=p, w=what, r=r: view._property(p.fn, w, *r), f"in {what}")):
+                        out.append(Flag(p.name, request=r[0] if r else None))
         return out
+
+    def _each(self, prop: Any) -> list[tuple[int, ...]]:
+        """The arguments of a state property's instances: each request's, or none."""
+        return [(r,) for r in range(1, self.model.requests + 1)] if prop.per_request else [()]

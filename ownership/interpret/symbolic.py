@@ -331,8 +331,13 @@ def state_property_graphs(model: Model, decls: Any, kind: str) -> tuple[list[tup
     view = SymbolicState(model, traced)
     out = []
     for prop in decls:
-        what = f"{kind} {prop.name}"
-        cond = run_spec(lambda p=prop, w=what: recording(traced, view._property, p.fn, w), model, f"in {what}")
+        cond: Any = True
+        # a property of each request (`(self, s, r)`): the conjunction of its instances
+        for args in ([(r,) for r in range(1, model.requests + 1)] if prop.per_request else [()]):
+            what = prop.what(args)
+            one = run_spec(lambda p=prop, w=what, a=args: recording(traced, view._property, p.fn, w, *a), model,
+                           f"in {what}")
+            cond = one if cond is True else cond & one
         out.append((prop.name, cond))
     return out, traced.events
 

@@ -453,7 +453,9 @@ def action(fn: Callable[..., Any] | None = None, *, actor: str | None = None, fa
 
 
 def invariant(fn: Callable[..., Any]) -> Any:
-    """Mark a method `(self, s) -> condition` that must hold in every reachable state."""
+    """Mark a method `(self, s) -> condition` that must hold in every reachable state, or
+    `(self, s, r) -> condition` that must hold for every request r (a violation names the
+    requests it fails for)."""
     fn.__ownership_property__ = "invariant"  # type: ignore[attr-defined]
     return fn
 
@@ -467,7 +469,8 @@ def sometimes(fn: Callable[..., Any]) -> Any:
 
 
 def lemma(fn: Callable[..., Any]) -> Any:
-    """Mark a method `(self, s) -> condition` as a lemma: a strengthening invariant for proofs.
+    """Mark a method `(self, s) -> condition` (or `(self, s, r)`, for every request r) as a
+    lemma: a strengthening invariant for proofs.
 
     A lemma must hold in every reachable state, like an invariant, but it states no property
     of the protocol: it helps `ownership prove` (k-induction) rule out unreachable states from
@@ -525,7 +528,7 @@ class PropertyDecl:
     fn: Callable[..., Any]
     name: str
     kind: str  # "invariant" | "sometimes" | "lemma" (used only by `prove`) | "eventually" | "leads-to" | "measure"
-    per_request: bool = False  # a liveness property `(self, s, r)`: one for each request
+    per_request: bool = False  # `(self, s, r)`: one for each request (liveness, invariant, lemma)
     within: Any = None         # leads_to(within=N): the bound, an int or a parameter
 
     @property

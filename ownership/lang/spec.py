@@ -308,14 +308,21 @@ def _is_fairness(value: Any) -> bool:
     return (value is True or value is False or value is None) or (isinstance(value, str) and value in FAIRNESS)
 
 
+#: State properties that may take a request `r` as well: one condition per request, all of
+#: which must hold (a violation names the requests it fails for).
+PER_REQUEST_KINDS = ("invariant", "lemma")
+
+
 def _property_decl(fn: Any, name: str) -> PropertyDecl:
-    """A property method as declared; a liveness property may take a request `r` as well."""
+    """A property method as declared; a liveness property, an invariant and a lemma may take a
+    request `r` as well."""
     kind = fn.__ownership_property__
     names = list(inspect.signature(fn).parameters)
-    takes = "(self, s)" if kind not in LIVENESS_KINDS else "(self, s) or (self, s, r)"
-    if names[:2] != ["self", "s"] or len(names) > (3 if kind in LIVENESS_KINDS else 2):
+    each = kind in LIVENESS_KINDS or kind in PER_REQUEST_KINDS
+    takes = "(self, s) or (self, s, r)" if each else "(self, s)"
+    if names[:2] != ["self", "s"] or len(names) > (3 if each else 2):
         raise SpecError(f"property {fn.__name__} must take {takes}: self is the spec, s the state"
-                        + (", r a request (one property for each request)" if kind in LIVENESS_KINDS else "")
+                        + (", r a request (the property holds for each request)" if each else "")
                         + f"; it takes ({', '.join(names)})",
                         file=inspect.getsourcefile(fn), line=fn.__code__.co_firstlineno)
     within = getattr(fn, "__ownership_within__", None)

@@ -75,7 +75,7 @@ FEATURES = frozenset({
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
-    "dynamic-index", "literal-request", "liveness",
+    "dynamic-index", "literal-request", "liveness", "per-request-invariant",
 })
 
 
@@ -1012,9 +1012,18 @@ class _Writer:
     def invariant(self, index: int) -> None:
         self.emit("")
         self.emit("@invariant")
+        partial = self.errors and self.chance(2)
+        if self.has("per-request-invariant") and self.chance(3):
+            # an invariant of each request, `(self, s, r)`: the engines take the conjunction,
+            # and a violation names the requests it fails for
+            self.emit(f"def inv_{index}(self, s, r):")
+            self.indent += 1
+            cond = self.cond(Scope("r", partial=partial)).text
+            self.emit(f"return {cond}" if self.chance(8) else f"return ((s.stage[r] == Stage.S0) | {cond})")
+            self.indent -= 1
+            return
         self.emit(f"def inv_{index}(self, s):")
         self.indent += 1
-        partial = self.errors and self.chance(2)
         if not self.chance(6):
             # per request, and (mostly) only once the request has left the first stage, so
             # that the initial state satisfies it and the search goes somewhere
