@@ -283,6 +283,10 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
         xfer = ", ".join(sorted({name(f.other) for f in flags}))
         return (f"request {actor} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
                 " of it was still in flight: the write can land after the page is reused.")
+    if prop == "crash":
+        texts = list(dict.fromkeys(f.text for f in flags if f.text))
+        return (f"the engine's own code fails: {'; '.join(texts)}. The process dies, and with it every request on it"
+                " (a crash or an assertion of the engine, where the protocol let this step happen).")
     if prop == "leak":
         by_req: dict[int, list[tuple[str, int]]] = defaultdict(list)
         for f in flags:

@@ -287,7 +287,8 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
                               ("@leads_to", "leads-to"), ("@eventually", "eventually"),
                               ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
                               ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
-                              ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request")):
+                              ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"),
+                              ("s.crash(", "crash")):
             if word in spec.source:
                 seen[feature] += 1
         if spec.seeded:
@@ -318,5 +319,6 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     look_for_errors()
     for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
                  "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness",
-                 "bounded response", "measure", "derived parameter", "written", "invariant of each request"):
+                 "bounded response", "measure", "derived parameter", "written", "invariant of each request",
+                 "crash"):
         assert seen[what] > 0, (what, seen)

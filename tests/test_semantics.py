@@ -130,6 +130,33 @@ def test_an_invariant_of_each_request_names_the_requests_it_fails_for_in_every_e
     assert proof.verdict is Verdict.VERIFIED
 
 
+def test_a_crash_of_the_engine_is_a_step_property_of_every_engine():
+    """`s.crash(what, when=...)` (issue 13, item 6): vLLM's KeyError after an abort (#25067)."""
+    assert _same(_answers("crash_after_abort.py")) == ("violated", "crash", 3)
+    assert _same(_answers("crash_after_abort.py", fixes=("ignore-abort-after-finish",)))[0] == "verified"
+    model = model_for(_path("crash_after_abort.py"))
+    assert model.can_crash and "crash" in model.checked()
+    v = batch.check(model).violation
+    assert v.message.startswith("step 3, finished_sending(r=r1): the engine's own code fails: KeyError in"
+                                " _update_from_kv_xfer_finished")
+    assert batch.check(model_for(_path("crash_after_abort.py"), skip=("crash",))).verdict is Verdict.VERIFIED
+    assert "crash" not in model_for(_path("read_after_write.py")).checked()  # (only where a spec can crash)
+
+
+@pytest.mark.parametrize("call, what", [
+    ("s.crash(42)", "what must be a text saying what fails"),
+    ('s.crash("  ")', "what must be a text saying what fails"),
+    ('s.crash("boom", when=s.x + 1)', "s.crash(..., when=...)"),
+])
+def test_a_crash_without_a_text_or_a_condition_is_refused_at_its_line(tmp_path, call, what):
+    spec = tmp_path / "bad_crash.py"
+    spec.write_text("from ownership import Spec, action, ints, state\n\n\nclass BadCrash(Spec):\n    requests = 1\n"
+                    "    x = state(ints(0, 1), 0)\n\n    @action\n    def go(self, s):\n        " + call + "\n")
+    with pytest.raises(SpecError) as e:
+        model_for(str(spec))
+    assert what in str(e.value) and e.value.line == 10
+
+
 def test_an_error_only_one_request_can_raise_is_not_a_symmetry():
     """The symmetry check compares the errors each binding can raise (issue 11, 7)."""
     model = model_for(_path("error_only_for_r1.py"))

@@ -220,6 +220,7 @@ class Flag:
     request: int | None = None
     other: int | None = None
     expected: int | None = None
+    text: str | None = None     # what a crash says (s.crash)
 
 
 class ConcreteState(KernelOperations, StateView):
@@ -292,11 +293,12 @@ class ConcreteState(KernelOperations, StateView):
         if not _v(cond):
             raise Disabled
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
-              expected: Any = None) -> None:
+    def _flag(self, prop: str, cond: Any, *, pool: str | None, page: int | None, request: Any, other: Any,
+              expected: Any = None, text: str | None = None) -> None:
         if _v(cond):
-            self.flags.append(Flag(prop, pool, page, _v(request), _v(other),
-                                   None if expected is None else _v(expected)))
+            self.flags.append(Flag(prop, pool, page, None if request is None else _v(request),
+                                   None if other is None else _v(other),
+                                   None if expected is None else _v(expected), text))
 
     def _check(self, kind: str, bad: Any, message: Any) -> None:
         if bad:

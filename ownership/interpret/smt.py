@@ -446,7 +446,8 @@ class Encoding:
             roots.extend(e.cond for e in action.events)
             roots.extend(action.writes.values())
             for _, cond, details in action.flags:
-                roots.extend((cond, details.get("request"), details.get("other"), details.get("expected")))
+                roots.extend(x for x in (cond, details.get("request"), details.get("other"), details.get("expected"))
+                             if x is not None)
         roots.extend(c for _, c in props.invariants)
         roots.extend(c for _, c in props.sometimes)
         roots.extend(c for c, _ in props.leak)

@@ -246,12 +246,12 @@ class SymbolicState(KernelOperations, StateView):
             return
         self.traced.events.append(Event("guard", cond))
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
-              expected: Any = None) -> None:
+    def _flag(self, prop: str, cond: Any, *, pool: str | None, page: int | None, request: Any, other: Any,
+              expected: Any = None, text: str | None = None) -> None:
         if cond is False:
             return
         self.traced.flags.append((prop, cond, {"pool": pool, "page": page, "request": request,
-                                               "other": other, "expected": expected}))
+                                               "other": other, "expected": expected, "text": text}))
 
     def _check(self, kind: str, bad: Any, message: Callable[[], str]) -> None:
         if bad is False:

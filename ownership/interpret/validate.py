@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import OwnershipError
 from ..lang.failure import spec_failure
 from ..lang.model import Model
+from ..lang.properties import CRASH
 from ..lang.spec import Spec
 from .symbolic import trace_model
 
@@ -31,7 +32,8 @@ def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: An
         model = Model(spec, skip=skip)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
         check = model if small else Model(cls(params=None, fixes=spec.fixes))
-        trace_model(check)
+        traced = trace_model(check)
+        model.can_crash = any(prop == CRASH for t in traced.actions for prop, _, _ in t.flags)
     except OwnershipError:
         raise
     except Exception as e:

@@ -202,6 +202,9 @@ class Model:
         self.within: dict[str, int] = {p.name: _bound(p, self.env) for p in self.liveness if p.within is not None}
         self.measures: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "measure"]
         self.checks_leak = self.spec_cls.checks_leak()
+        #: whether some action can crash (`s.crash`): set when the actions are traced
+        #: (ownership.interpret.validate.build_model); the property `crash` is listed only then
+        self.can_crash = False
         #: properties the user chose not to check (`--skip`), to see past an early one
         self.skip: frozenset[str] = self._skip(skip)
 
@@ -216,9 +219,9 @@ class Model:
     def property_names(self) -> list[str]:
         """Every property that can be checked: the kernel's, the spec's invariants, then the
         liveness properties (the spec's, the kernel's it names)."""
-        from .properties import PROPERTIES
+        from .properties import CRASH, LEAK, PROPERTIES
 
-        kernel = [p for p in PROPERTIES if p != "leak" or self.checks_leak]
+        kernel = [p for p in PROPERTIES if (p != LEAK or self.checks_leak) and (p != CRASH or self.can_crash)]
         return kernel + [p.name for p in self.invariants] + self._liveness_names()
 
     def _liveness_names(self) -> list[str]:
@@ -254,10 +257,11 @@ class Model:
     def _skip(self, names: Any) -> frozenset[str]:
         from ..errors import UsageError
         from .declare import did_you_mean
+        from .properties import CRASH
 
         known = self.property_names()
         for name in names:
-            if name not in known:
+            if name not in known and name != CRASH:  # (crash: known once the actions are traced)
                 raise UsageError(f"--skip {name!r}: no such property of {self.spec_cls.__name__}."
                                  + did_you_mean(name, known) + f" Properties: {', '.join(known)}.")
         return frozenset(names)

@@ -13,6 +13,7 @@ READ_UNOWNED = "read-unowned"
 WRITE_UNOWNED = "write-unowned"
 FREE_IN_FLIGHT = "free-in-flight"
 DOUBLE_FREE = "double-free"
+CRASH = "crash"
 LEAK = "leak"
 
 #: The built-in properties, in the order a report lists them, with when each is violated.
@@ -22,6 +23,7 @@ PROPERTIES: dict[str, str] = {
     WRITE_UNOWNED: "a write or a landing transfer hits a page that the writer does not own (freed and reused meanwhile)",
     FREE_IN_FLIGHT: "a page is freed while a transfer into or out of it is in flight (too-early free)",
     DOUBLE_FREE: "a page is freed that is free already, or owned by another request",
+    CRASH: "a step makes the engine's own code fail (an exception, an assertion: `s.crash` in a spec), and with its process every request on it; only in specs that model one",
     LEAK: "a finished request still owns a page (it was never returned to the pool)",
 }
 
@@ -40,5 +42,5 @@ LIVENESS: dict[str, str] = {
 OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "holds", "send", "land", "owned",
               "free_pages", "in_flight", "reused", "written")
 
-__all__ = ["DOUBLE_FREE", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
+__all__ = ["CRASH", "DOUBLE_FREE", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
            "OPERATIONS", "PROPERTIES", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

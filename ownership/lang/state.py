@@ -52,11 +52,26 @@ class StateView:
         """Guard: the action is enabled only where `cond` holds."""
         raise NotImplementedError
 
-    def _flag(self, prop: str, cond: Any, *, pool: str, page: int, request: Any, other: Any,
-              expected: Any = None) -> None:
+    def _flag(self, prop: str, cond: Any, *, pool: str | None, page: int | None, request: Any, other: Any,
+              expected: Any = None, text: str | None = None) -> None:
         """Record that kernel property `prop` is violated where `cond` holds; `other` is the
-        page's owner or content found, `expected` the content the reader expected."""
+        page's owner or content found, `expected` the content the reader expected, `text`
+        what a crash says (`crash`)."""
         raise NotImplementedError
+
+    def crash(self, what: str, when: Any = True) -> None:
+        """The engine's own code fails at this step, where `when` holds: an exception or an
+        assertion of the real engine (`s.crash("KeyError in finished_sending")`). It violates
+        the built-in property `crash`: the process dies, and every request on it. `what` is a
+        fixed text, shown in the violation."""
+        if not isinstance(what, str) or not what.strip():
+            file, line = spec_location()
+            raise SpecError(f"s.crash(what, when=...): what must be a text saying what fails, e.g."
+                            f" s.crash(\"KeyError in finished_sending\"); got {what!r}", file=file, line=line)
+        sorts.condition(when, "s.crash(..., when=...)")
+        from .properties import CRASH
+
+        self._flag(CRASH, when, pool=None, page=None, request=None, other=None, text=" ".join(what.split()))
 
     def _check(self, kind: str, bad: Any, message: Callable[[], str]) -> None:
         """A state-dependent spec error of `kind` (ownership.lang.faults) where `bad` holds:

@@ -463,6 +463,8 @@ def render_spec(model: Any, label: str) -> str:
     lines.append("")
     lines.append("Properties:")
     for name, text in PROPERTIES.items():
+        if name == "crash" and not model.can_crash:
+            continue  # (listed for a spec whose actions can crash: s.crash)
         if name == "leak" and not model.checks_leak:
             lines.append(f"  {name}  (not checked: the spec defines no finished())")
         else:
@@ -510,7 +512,7 @@ def spec_json(model: Any) -> dict[str, Any]:
         "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc),
                      "fair": d.fair} for d in cls._actions.values()],
         "properties": [{"name": n, "kind": "kernel", "checked": n != "leak" or model.checks_leak, "doc": text}
-                       for n, text in PROPERTIES.items()]
+                       for n, text in PROPERTIES.items() if n != "crash" or model.can_crash]
         + [{"name": p.name, "kind": "invariant" if p.name in invariants else "sometimes", "checked": True,
             "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]]
         + [{"name": p.name, "kind": p.kind, "checked": p.name not in model.skip, "doc": _first_paragraph(p.doc),

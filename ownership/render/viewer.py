@@ -464,7 +464,8 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
     if trace.foreign:
         return [], [{} for _ in trace.steps]
     v = trace.violation
-    props = list(trace.properties) if trace.engine == "monitor" else list(PROPERTIES)
+    props = list(trace.properties) if trace.engine == "monitor" else [
+        p for p in PROPERTIES if p != "crash" or p in trace.properties]  # (crash: a spec that can crash)
     if v is not None:
         props += [p for p in [v.property, *v.also] if p not in props]
     out = []

@@ -75,7 +75,7 @@ FEATURES = frozenset({
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
-    "dynamic-index", "literal-request", "liveness", "per-request-invariant",
+    "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash",
 })
 
 
@@ -768,6 +768,9 @@ class _Writer:
             kernel = self.kernel_statements(scope)
             options.append(("kernel operation", lambda: self.choose(kernel)))
         options.append(("require", lambda: self.emit(f"s.require({self.cond(scope).text})")))
+        if self.has("crash") and self.chance(4):
+            # the engine's own code fails where the condition holds (the built-in property crash)
+            options.append(("crash", lambda: self.emit(f's.crash("boom {self.int_in(0, 9)}", when={self.cond(scope).text})')))
         if self._page_wise(scope):
             options.append(("fill", lambda: self.fill(scope)))
         if self.has("locals"):
