@@ -378,11 +378,11 @@ class Concrete:
         out: list[Flag] = []
         skip = self.model.skip
         for inv in self.model.invariants:
-            for r in self._each(inv):
-                what = inv.what(r)
-                ok = self._run(lambda i=inv, w=what, r=r: view._property(i.fn, w, *r), f"in {what}")
+            for args in self._each(inv):
+                what = inv.what(args)
+                ok = self._run(lambda i=inv, w=what, a=args: view._property(i.fn, w, *a), f"in {what}")
                 if inv.name not in skip and not _v(ok):
-                    out.append(Flag(inv.name, request=r[0] if r else None))
+                    out.append(Flag(inv.name, request=args[0] if args else None))
         for prop in self.model.sometimes if self._sometimes_errors else ():
             what = f"sometimes {prop.name}"
             self._run(lambda p=prop, w=what: view._property(p.fn, w), f"in {what}")
@@ -415,10 +415,10 @@ class Concrete:
         out = []
         for p in self.model.spec_cls._properties.values():
             if p.kind == "lemma":
-                for r in self._each(p):
-                    what = p.what(r)
-                    if not _v(self._run(lambda p=p, w=what, r=r: view._property(p.fn, w, *r), f"in {what}")):
-                        out.append(Flag(p.name, request=r[0] if r else None))
+                for args in self._each(p):
+                    what = p.what(args)
+                    if not _v(self._run(lambda p=p, w=what, a=args: view._property(p.fn, w, *a), f"in {what}")):
+                        out.append(Flag(p.name, request=args[0] if args else None))
         return out
 
     def _each(self, prop: Any) -> list[tuple[int, ...]]:
