@@ -380,27 +380,49 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
         inflight[p] = If(has(dst_pages, p), r, inflight[p])
 
 
-def land(s: Any, r: Any) -> None:
-    """Every transfer of request r in flight lands: its destination pages now hold r's KV.
+def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
+    """Transfers of request r in flight land: their destination pages now hold r's KV. All of
+    them (`land(r)`), those into one pool (`land(r, "aux")`: several transfers of a request in
+    flight at once, each landing on its own), or those into some pages of a pool
+    (`land(r, "decode", pages)`: a partial landing, a transfer that lands in chunks).
 
-    A transfer engine cannot cancel a write (Mooncake, NIXL), so this may happen after the
-    receiver gave the pages up. Flags write-unowned where r no longer owns a page."""
+    NOTE(sources-held): the kernel does not pair a source page with its destination, so r's
+    source pages stay read (outbound: freeing one is free-in-flight) until no transfer of r is
+    in flight any more, i.e. until its last landing. A transfer engine cannot cancel a write
+    (Mooncake, NIXL), so a landing may happen after the receiver gave the pages up: it flags
+    write-unowned where r no longer owns a page."""
     _request(s, r, "land()")
-    for pool in s.model.pools:
-        holder = _holder_slot(s, pool)
-        content = s._array(f"{pool}.content")
-        inflight = s._array(f"{pool}.inflight")
-        outbound = s._array(f"{pool}.outbound")
-        size = _size(s, pool)
-        landing = s._positions(f"{pool}.inflight", r)
-        sending = s._positions(f"{pool}.outbound", r)
-        for p in s._members(landing, size):  # NOTE(members-loop)
+    if pages is not None and pool is None:
+        raise _error("land(r, pages=...): a partial landing names its pool: land(r, pool, pages)")
+    if pool is not None:
+        _pool(s, pool, "land()")
+    if pages is not None:
+        _pages(s, pool, pages, "land(), the pages")
+    for q in s.model.pools:
+        if pool is not None and q != pool:
+            continue
+        holder = _holder_slot(s, q)
+        content = s._array(f"{q}.content")
+        inflight = s._array(f"{q}.inflight")
+        landing = s._positions(f"{q}.inflight", r)
+        if pages is not None:
+            landing = landing & pages
+        for p in s._members(landing, _size(s, q)):  # NOTE(members-loop)
             incoming = has(landing, p)
-            s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+            s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, q, p, r), pool=q, page=p, request=r, other=holder[p])
             content[p] = If(incoming, r, content[p])
             inflight[p] = If(incoming, 0, inflight[p])
-        for p in s._members(sending, size):  # NOTE(members-loop)
-            outbound[p] = If(has(sending, p), 0, outbound[p])
+    # the sources are released by the last landing (NOTE(sources-held))
+    done: Any = True
+    if pool is not None:  # (a landing of some transfers: the last one if none is left)
+        for q in s.model.pools:
+            done = done & (s._positions(f"{q}.inflight", r) == 0)
+    for q in s.model.pools:
+        outbound = s._array(f"{q}.outbound")
+        sending = s._positions(f"{q}.outbound", r)
+        for p in s._members(sending, _size(s, q)):  # NOTE(members-loop)
+            released = has(sending, p) if done is True else has(sending, p) & done
+            outbound[p] = If(released, 0, outbound[p])
 
 
 def leak(s: Any, r: int) -> list[tuple[str, int, Any]]:
@@ -443,8 +465,8 @@ class KernelOperations:
     def send(self, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
         send(self, r, src_pool, src_pages, dst_pool, dst_pages)
 
-    def land(self, r: Any) -> None:
-        land(self, r)
+    def land(self, r: Any, pool: str | None = None, pages: Any = None) -> None:
+        land(self, r, pool, pages)
 
     def owned(self, pool: str, r: Any) -> Any:
         return owned(self, pool, r)

@@ -157,6 +157,12 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
     mine = [f for f in flags if f.prop == head]
     name = model.request_name
     involved = {name(f.request) for f in mine if f.request}
+    if head == "crash" and step:  # (the requests of the step that crashes)
+        decl = model.spec_cls._actions.get(trace.steps[step].action or "")
+        from .lang.declare import RequestDomain
+
+        requests = {a for a, dom in decl.args if isinstance(dom, RequestDomain)} if decl else set()
+        involved |= {str(v) for k, v in trace.steps[step].args.items() if k in requests}
     for f in mine:
         if f.pool is None or not f.other:
             continue

@@ -266,13 +266,32 @@ def test_liveness_and_measures_agree_with_the_oracle_on_generated_specs(spec: Ge
     _fail(report)
 
 
+#: Words of a generated spec's source, and the feature each shows.
+FEATURE_WORDS = (
+    ("shared=True", "shared"), ("keys=", "keyed"), ('order="lifo"', "lifo"), ("fix(", "fix"), ("s.send(", "send"),
+    (".fill(", "fill"), (".where(", "where"), ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair"),
+    ("@leads_to", "leads-to"), ("@eventually", "eventually"), ("liveness = (", "kernel liveness"),
+    ("(within=", "bounded response"), ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
+    ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"), ("s.crash(", "crash"),
+    ('s.land(r, "', "partial landing"),
+)
+
+
 def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
     """The generator is not vacuous: among 100 derandomised specs there are verified and violated
-    ones, with shared, keyed and lifo pools, fixes, transfers, page-wise fill and where, derived
-    parameters, s.written, fair actions, and seeded errors; among 40 of the liveness family,
-    liveness properties of each kind and weak and strong fairness; and among 40 of the error
-    family, some in which the reference raises a spec error."""
+    ones; among those and 40 of the liveness family and 40 of the error family, specs with
+    every feature of FEATURE_WORDS (shared, keyed and lifo pools, fixes, transfers and partial
+    landings, page-wise fill and where, derived parameters, s.written, crashes, invariants of
+    each request, fair actions, liveness properties of each kind), seeded errors, and some
+    in which the reference raises a spec error."""
     seen: Counter[str] = Counter()
+
+    def features(spec: GeneratedSpec) -> None:
+        for word, feature in FEATURE_WORDS:
+            if word in spec.source:
+                seen[feature] += 1
+        if spec.seeded:
+            seen["seeded"] += 1
 
     @settings(max_examples=100, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
@@ -281,28 +300,13 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
         report = check_spec(spec, ())
         if report.oracle is not None and not report.skipped:
             seen[report.oracle.decision().verdict] += 1
-        for word, feature in (("shared=True", "shared"), ("keys=", "keyed"), ('order="lifo"', "lifo"),
-                              ("fix(", "fix"), ("s.send(", "send"), (".fill(", "fill"), (".where(", "where"),
-                              ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair"),
-                              ("@leads_to", "leads-to"), ("@eventually", "eventually"),
-                              ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
-                              ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
-                              ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"),
-                              ("s.crash(", "crash")):
-            if word in spec.source:
-                seen[feature] += 1
-        if spec.seeded:
-            seen["seeded"] += 1
+        features(spec)
 
     @settings(max_examples=40, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(specs(errors=False, liveness=True))
     def look_at_liveness(spec: GeneratedSpec) -> None:  # (every one has a liveness property)
-        for word, feature in (("@leads_to", "leads-to"), ("@eventually", "eventually"),
-                              ("liveness = (", "kernel liveness"), ("(within=", "bounded response"),
-                              ("@measure", "measure"), ("fair=True", "weakly fair"), ('fair="strong"', "strongly fair")):
-            if word in spec.source:
-                seen[feature] += 1
+        features(spec)
 
     @settings(max_examples=40, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
@@ -311,14 +315,10 @@ def test_the_generator_writes_specs_of_every_verdict_and_feature() -> None:
         report = check_spec(spec, ())
         if report.oracle is not None and report.oracle.ever_raised():
             seen["raises"] += 1
-        if spec.seeded:
-            seen["seeded"] += 1
+        features(spec)
 
     look()
     look_at_liveness()
     look_for_errors()
-    for what in ("verified", "violated", "raises", "shared", "keyed", "lifo", "fix", "send", "fill", "where",
-                 "seeded", "weakly fair", "strongly fair", "leads-to", "eventually", "kernel liveness",
-                 "bounded response", "measure", "derived parameter", "written", "invariant of each request",
-                 "crash"):
+    for what in ("verified", "violated", "raises", "seeded", *(feature for _, feature in FEATURE_WORDS)):
         assert seen[what] > 0, (what, seen)

@@ -19,6 +19,7 @@ CASES = [
     ("free_in_flight.py", "free-in-flight", 2, "hold-until-landed", 4),
     ("double_free.py", "double-free", 3, "release-once", 4),
     ("leak.py", "leak", 2, "free-on-abort", 4),
+    ("semantics/crash_after_abort.py", "crash", 3, "ignore-abort-after-finish", 3),
 ]
 
 

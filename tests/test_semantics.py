@@ -18,6 +18,7 @@ from conftest import ROOT, run_cli
 from ownership.api import model_for
 from ownership.engines import batch, bmc, explicit, fuzz, partitioned
 from ownership.errors import SpecError, UsageError
+from ownership.interpret.concrete import Concrete, _v
 from ownership.result import Verdict
 
 SPECS = ROOT / "tests" / "specs" / "semantics"
@@ -155,6 +156,51 @@ def test_a_crash_without_a_text_or_a_condition_is_refused_at_its_line(tmp_path, 
     with pytest.raises(SpecError) as e:
         model_for(str(spec))
     assert what in str(e.value) and e.value.line == 10
+
+
+def test_several_transfers_of_a_request_land_on_their_own_in_every_engine():
+    """`s.land(r, pool)` and `s.land(r, pool, pages)` (issue 13, item 6): the aux buffer lands
+    before the KV chunks, and decode reads the warm pool's old KV."""
+    assert _same(_answers("partial_landing.py")) == ("violated", "stale-read", 3)
+    assert _same(_answers("partial_landing.py", fixes=("wait-for-every-chunk",)))[0] == "verified"
+
+
+def _run(model, *labels: str):
+    """The concrete states of a run given by its steps' labels (`chunk_lands(r=r1, p=0)`)."""
+    interp = Concrete(model)
+    by_label = {b.label(): b for b in model.bindings}
+    states, flags = [model.initial], []
+    for label in labels:
+        out = interp.step(states[-1], by_label[label])
+        assert out is not None, f"{label} is not enabled"
+        states.append(out.state)
+        flags.append(out.flags)
+    return states, flags
+
+
+def test_a_partial_landing_lands_its_pages_only_and_the_sources_stay_read_until_the_last():
+    model = model_for(_path("partial_landing.py"))
+    states, flags = _run(model, "send(r=r1)", "chunk_lands(r=r1, p=0)", "aux_lands(r=r1)", "decode_commit(r=r1)")
+    stale = [f for f in flags[-1] if f.prop == "stale-read"]
+    assert [(f.pool, f.page) for f in stale] == [("d_kv", 1)]  # chunk 0 landed, chunk 1 did not
+    view = Concrete(model).view
+    # both chunks landed, the aux buffer not yet: prefill's KV pages are still being read
+    states, _ = _run(model, "send(r=r1)", "chunk_lands(r=r1, p=0)", "chunk_lands(r=r1, p=1)")
+    view.reset(states[-1])
+    assert _v(view._positions("p_kv.outbound", 1)) == 0b11 and _v(view.in_flight(1))
+    states, _ = _run(model, "send(r=r1)", "chunk_lands(r=r1, p=0)", "chunk_lands(r=r1, p=1)", "aux_lands(r=r1)")
+    view.reset(states[-1])
+    assert _v(view._positions("p_kv.outbound", 1)) == 0 and not _v(view.in_flight(1))
+
+
+def test_a_partial_landing_without_its_pool_is_refused_at_its_line(tmp_path):
+    spec = tmp_path / "bad_land.py"
+    spec.write_text("from ownership import Request, Spec, action, page, pool\n\n\nclass BadLand(Spec):\n"
+                    "    requests = 1\n    kv = pool(1)\n\n    @action\n    def go(self, s, r: Request):\n"
+                    "        s.land(r, pages=page(0))\n")
+    with pytest.raises(SpecError) as e:
+        model_for(str(spec))
+    assert "a partial landing names its pool" in str(e.value) and e.value.line == 10
 
 
 def test_an_error_only_one_request_can_raise_is_not_a_symmetry():

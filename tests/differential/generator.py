@@ -75,7 +75,7 @@ FEATURES = frozenset({
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
-    "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash",
+    "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing",
 })
 
 
@@ -929,6 +929,20 @@ class _Writer:
         self.emit(f's.send({scope.req}, "{pool}", {kept}, "{dst}", {name})')
         scope.locals.append((name, Expr(name, PAGES(dst), False, True, 0, self.pools[dst].mask)))
 
+    def land(self, scope: Scope, pools: list[str]) -> None:
+        """s.land: every transfer of a request, or (partial-landing) those into one pool, or
+        into some pages of one pool."""
+        r = self.request(scope)
+        how = self.int_in(0, 2) if self.has("partial-landing") else 0
+        if how == 0:
+            self.emit(f"s.land({r})")
+            return
+        pool = self.pick(pools)
+        if how == 1:
+            self.emit(f's.land({r}, "{pool}")')
+        else:
+            self.emit(f's.land({r}, "{pool}", {self.pages(scope, pool).text})')
+
     def kernel_statements(self, scope: Scope) -> list[tuple[str, Callable[[], None]]]:
         pools = list(self.pools)
         out: list[tuple[str, Callable[[], None]]] = [
@@ -940,7 +954,7 @@ class _Writer:
         plain = [p for p in pools if self.pools[p].keys is None]
         if plain and self.has("send"):
             out.append(("send", lambda: self.send(scope, plain)))
-            out.append(("land", lambda: self.emit(f"s.land({self.request(scope)})")))
+            out.append(("land", lambda: self.land(scope, pools)))
         lowest = [p for p in pools if self.pools[p].order == "lowest"]
         if lowest and self.has("take"):
             out.append(("take", lambda: self.page_op(scope, "take", self.pick(lowest))))
