@@ -84,13 +84,11 @@ def test_a_killed_run_resumed_from_its_checkpoint_ends_with_the_counts_of_an_uni
     resumed = run_cli(*KILLED, "--resume", str(where), "--json")
     assert resumed.code == 0, resumed.err
     doc = json.loads(resumed.out)
-    model = model_for("sglang_pd", fixes=["door-retire"], params={"requests": 4, "decode_pool": 4})
-    whole = batch.check(model)
     assert doc["verdict"] == "verified"
     cov = doc["coverage"]
-    assert (cov["states"], cov["transitions"], cov["depth"]) == (
-        whole.coverage.states, whole.coverage.transitions, whole.coverage.depth) == (3_392_733, 8_198_676, 28)
-    assert doc["sometimes"] == whole.sometimes
+    # the uninterrupted run's counts: `ownership check` of KILLED without --checkpoint
+    assert (cov["states"], cov["transitions"], cov["depth"]) == (3_392_733, 8_198_676, 28)
+    assert doc["sometimes"] == {"a-request-completes": True, "a-freed-page-is-reused": True}
 
 
 def _checkpoint(tmp_path: Path) -> Path:
