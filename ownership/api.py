@@ -39,14 +39,16 @@ def spec_ref(ref: str) -> str:
 
 
 def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
-              version: str | None = None, skip: Any = (), shipped_only: bool = False) -> Model:
+              version: str | None = None, skip: Any = (), shipped_only: bool = False,
+              liveness: Any = ()) -> Model:
     """Load and validate a spec at parameters, fixes and (optionally) an engine release;
-    `skip` names properties not to check; `shipped_only`: `spec` comes from a trace, and
-    only a shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
+    `skip` names properties not to check; `liveness` kernel liveness properties to check
+    besides those the spec names; `shipped_only`: `spec` comes from a trace, and only a
+    shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
     with limits.phase("loading the spec"):
         cls = load_spec(spec, shipped_only=shipped_only)
     with limits.phase("tracing the spec's actions"):
-        return build_model(cls, params or {}, fixes, version, skip=skip)
+        return build_model(cls, params or {}, fixes, version, skip=skip, liveness=liveness)
 
 
 def nothing_to_check(model: Model) -> None:
@@ -84,6 +86,9 @@ def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extr
             parts += ["--param", f"{k}={v}"]
     for name in sorted(model.skip):
         parts += ["--skip", name]
+    for name in model.kernel_liveness:
+        if name not in model.spec_cls.liveness:
+            parts += ["--liveness", name]
     if engine != "explicit":
         parts += ["--engine", engine]
     for flag, value in options:
@@ -117,6 +122,7 @@ def check(
     checkpoint: str | None = None,
     resume: str | None = None,
     searches: int | None = None,
+    liveness: Any = (),
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
@@ -128,7 +134,9 @@ def check(
     `ray`: a Ray cluster's address, or "local" (ownership.engines.cluster): the explicit
     engine runs as a partitioned search over `workers` Ray workers (default: the cluster's
     CPUs; ownership.engines.partitioned), fuzz as a swarm of `searches` independent searches
-    (ownership.engines.swarm). `checkpoint`/`resume`: a folder where the explicit engine's
+    (ownership.engines.swarm). `liveness`: kernel liveness properties ("eventually-released",
+    "eventually-landed") to check besides those the spec names (`--liveness NAME`).
+    `checkpoint`/`resume`: a folder where the explicit engine's
     search writes each complete level, and from which a killed run continues
     (ownership.engines.checkpoint); without `ray` it runs in this process."""
     if engine not in ENGINES:
@@ -148,7 +156,7 @@ def check(
         limits.check_workers(workers)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
-    model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip)
+    model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip, liveness=liveness)
     nothing_to_check(model)
     if measure and not model.measures:
         raise UsageError(f"--measure: spec {model.spec_cls.__name__} declares no @measure to measure")
@@ -459,12 +467,15 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
     other_fixes = fixes is not None or version is not None
     if not other_fixes:
         fixes = trace.fixes
-    model = model_for(spec, params=trace.params, fixes=fixes or (), version=version, shipped_only=from_trace)
+    # a lasso of a kernel liveness property that its check switched on (--liveness NAME)
+    live = _trace_liveness(trace)
+    model = model_for(spec, params=trace.params, fixes=fixes or (), version=version, shipped_only=from_trace,
+                      liveness=live)
     with limits.phase(f"replaying the trace's {max(len(trace.steps) - 1, 0):,} steps"):
         if other_fixes and trace.violation is not None:
             # "does this fix kill the trace?" means something only if the trace violates without
             # it: a trace cut short or edited would otherwise "no longer violate" (issue 12, 7)
-            own = model_for(spec, params=trace.params, fixes=trace.fixes, shipped_only=from_trace)
+            own = model_for(spec, params=trace.params, fixes=trace.fixes, shipped_only=from_trace, liveness=live)
             if _replayed(trace, own).outcome != "violated":
                 raise TraceFormatError(
                     f"the trace does not violate {trace.violation.property} on spec {trace.spec or spec} with its"
@@ -481,6 +492,14 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
                 " on your own spec with --spec PATH")
         limits.settle()  # NOTE(settle) in ownership/limits.py
         return result, model
+
+
+def _trace_liveness(trace: Trace) -> tuple[str, ...]:
+    """The kernel liveness property a trace violates, if it is one (to check it on replay)."""
+    from .lang.properties import LIVENESS
+
+    name = trace.violation.property if trace.violation is not None else None
+    return (name,) if name in LIVENESS else ()
 
 
 def _replayed(trace: Trace, model: Model) -> ReplayResult:

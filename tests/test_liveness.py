@@ -559,3 +559,21 @@ def test_explicit_bmc_and_fuzz_agree_on_the_zoo(ref, fixes, params, violated):
     fuzz = check(ref, fixes=fixes, params=params, skip=skip, engine="fuzz", runs=30, seed=3)
     if not violated:
         assert fuzz.verdict.word == "bounded", fuzz.violation
+
+
+def test_liveness_switched_on_from_the_command_line_fails_replays_and_is_repeated(tmp_path):
+    """`--liveness eventually-released` on a spec that names none (tests/specs/leak.py: an abort
+    keeps its page): a dead end with the page owned; the trace replays as that violation, and
+    the reproduce command carries the option."""
+    out = tmp_path / "t.json"
+    run = run_cli("check", spec_path("leak.py"), "--skip", "leak", "--liveness", "eventually-released",
+                  "--out", str(out))
+    assert run.code == 1 and "violated: eventually-released" in run.out
+    assert "--skip leak --liveness eventually-released" in run.out
+    from ownership.api import replay_trace
+
+    trace = read_itf(out)
+    replayed, model = replay_trace(trace, spec=spec_path("leak.py"))
+    assert "eventually-released" in model.liveness_checked()
+    bad = run_cli("check", spec_path("leak.py"), "--liveness", "eventually-done")
+    assert bad.code == 2 and "invalid value for '--liveness'" in bad.err and "Traceback" not in bad.err

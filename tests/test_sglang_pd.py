@@ -95,3 +95,35 @@ def test_replaying_the_incident_with_the_coverage_check_runs_without_a_violation
     assert replayed.outcome == "passed"
     assert replayed.diverged_step == 6
     assert replayed.trace.steps[-1].state["d_stage"]["r1"] == "ABORTED"
+
+
+LIVE = ("eventually-released", "eventually-landed")
+
+
+@pytest.mark.parametrize("release, skip, states, stranded", [
+    ("0.5.19", ("stale-read",), 1_304, (0, 0)),
+    ("0.5.20", (), 1_130, (3, 8)),
+    ("0.5.21", (), 903, (3, 8)),
+    ("0.5.23", (), 903, (3, 8)),
+])
+def test_liveness_by_release_holds_and_the_stranded_pages_are_a_cost(release, skip, states, stranded):
+    """docs/specs/sglang_pd.md, "Liveness by release": --liveness switches the kernel's on."""
+    result = check("sglang_pd", version=release, skip=skip, liveness=LIVE, measure=True)
+    assert result.verdict is Verdict.VERIFIED and result.coverage.states == states
+    assert result.liveness == {n: "holds on every behaviour" for n in LIVE}
+    got = result.measures["stranded-decode-pages"]
+    assert (got.largest, got.longest) == stranded
+    assert "--liveness eventually-released --liveness eventually-landed" in result.reproduce
+
+
+def test_liveness_is_not_checked_past_the_incident_and_says_why():
+    result = check("sglang_pd", liveness=LIVE)
+    assert result.verdict is Verdict.VIOLATED and result.violation.property == "stale-read"
+    assert set(result.liveness.values()) == {"not checked: the search stopped at a safety violation"}
+
+
+def test_a_liveness_property_that_is_not_the_kernels_is_refused():
+    from ownership.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a liveness property of the kernel"):
+        check("sglang_pd", liveness=("eventually-done",))

@@ -41,3 +41,16 @@ def test_the_fix_holds_with_a_third_block():
     result = check("vllm_block_pool", fixes=["evict-drops-hash"], params={"blocks": 3})
     assert result.verdict is Verdict.VERIFIED
     assert result.coverage.states == 445
+
+
+def test_liveness_holds_once_the_index_forgets_evicted_blocks():
+    """docs/specs/vllm_block_pool.md, "Liveness" (the kernel's, switched on with --liveness)."""
+    live = ("eventually-released", "eventually-landed")
+    fixed = check("vllm_block_pool", fixes=["evict-drops-hash"], liveness=live)
+    assert fixed.verdict is Verdict.VERIFIED and fixed.coverage.states == 157
+    assert fixed.liveness == {n: "holds on every behaviour" for n in live}
+    bounded = check("vllm_block_pool", fixes=["evict-drops-hash"], liveness=live, engine="bmc")
+    assert set(bounded.liveness.values()) == {"holds on every behaviour (none has more than 6 steps before it stops)"}
+    broken = check("vllm_block_pool", liveness=live)
+    assert broken.verdict is Verdict.VIOLATED and broken.violation.property == INDEX
+    assert set(broken.liveness.values()) == {"not checked: the search stopped at a safety violation"}

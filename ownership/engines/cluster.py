@@ -88,6 +88,7 @@ class Recipe:
     fixes: tuple[str, ...] = ()
     version: str | None = None
     skip: tuple[str, ...] = ()
+    liveness: tuple[str, ...] = ()   # kernel liveness switched on for the check (--liveness)
     symmetry: bool = False
     # (the fingerprint of the model the driver built, which each worker's must equal)
     shape: tuple[int, ...] = field(default=(), compare=False)
@@ -99,13 +100,14 @@ class Recipe:
         path, _ = resolve_spec_path(spec)
         return cls(spec=spec, source=path.read_text(), params=tuple(sorted(model.env.items())),
                    fixes=tuple(model.spec.fixes), version=model.spec.release, skip=tuple(sorted(model.skip)),
+                   liveness=tuple(n for n in model.kernel_liveness if n not in model.spec_cls.liveness),
                    symmetry=symmetry, shape=shape_of(model))
 
     def digest(self) -> str:
         """What a checkpoint must match to be resumed: the spec's text and everything that made the model."""
         h = hashlib.sha256()
         for part in (self.spec, self.source, repr(self.params), repr(self.fixes), repr(self.version),
-                     repr(self.skip), repr(self.symmetry)):
+                     repr(self.skip), repr(self.liveness), repr(self.symmetry)):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -124,7 +126,7 @@ class Recipe:
             where.write_text(self.source)
             spec = str(where) + (f":{cls_name}" if cls_name else "")
         model = api.model_for(spec, params=dict(self.params), fixes=self.fixes, version=self.version,
-                              skip=self.skip)
+                              skip=self.skip, liveness=self.liveness)
         if self.shape and shape_of(model) != self.shape:
             raise InternalError(f"a worker built a different model from {self.spec} ({shape_of(model)} against the"
                                 f" driver's {self.shape})")

@@ -24,12 +24,12 @@ VALIDATE_MAX_PAGES = 16
 
 
 def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
-                release: str | None = None, *, skip: Any = ()) -> Model:
+                release: str | None = None, *, skip: Any = (), liveness: Any = ()) -> Model:
     """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
     spec = cls(params=params, fixes=fixes, release=release)
     path = cls.source_file()
     try:
-        model = Model(spec, skip=skip)
+        model = Model(spec, skip=skip, liveness=liveness)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
         check = model if small else Model(cls(params=None, fixes=spec.fixes))
         traced = trace_model(check)

@@ -126,10 +126,23 @@ class PoolInfo:
         return f"k{v}" if self.keys is not None else f"r{v}"
 
 
+
+def _kernel_liveness(names: Any) -> list[str]:
+    """Kernel liveness properties switched on for one check (`--liveness NAME`), checked."""
+    from ..errors import UsageError
+    from .declare import did_you_mean
+    from .properties import LIVENESS
+
+    for n in names:
+        if n not in LIVENESS:
+            raise UsageError(f"--liveness {n!r}: not a liveness property of the kernel; they are:"
+                             f" {', '.join(LIVENESS)}." + did_you_mean(str(n), LIVENESS))
+    return list(names)
+
 class Model:
     """A spec at concrete parameters and fixes: layout, initial state, bindings, properties."""
 
-    def __init__(self, spec: Spec, *, skip: Any = ()) -> None:
+    def __init__(self, spec: Spec, *, skip: Any = (), liveness: Any = ()) -> None:
         self.spec = spec
         self.spec_cls = type(spec)
         self.env = dict(spec.env)
@@ -197,7 +210,9 @@ class Model:
         #: liveness properties: the spec's own (@eventually, @leads_to), then the kernel's it names
         self.liveness: list[PropertyDecl] = [p for p in self.spec_cls._properties.values()
                                              if p.kind in ("eventually", "leads-to")]
-        self.kernel_liveness: list[str] = list(dict.fromkeys(self.spec_cls.liveness))
+        #: the kernel's liveness properties checked: those the spec names, then those switched
+        #: on for this check (`--liveness NAME`)
+        self.kernel_liveness: list[str] = list(dict.fromkeys([*self.spec_cls.liveness, *_kernel_liveness(liveness)]))
         #: leads_to(within=N): the bound of each, resolved at these parameters
         self.within: dict[str, int] = {p.name: _bound(p, self.env) for p in self.liveness if p.within is not None}
         self.measures: list[PropertyDecl] = [p for p in self.spec_cls._properties.values() if p.kind == "measure"]
