@@ -8,6 +8,7 @@ Every pool has, per page, ground truth that the protocol cannot lie about:
               pool, a key chosen by the spec (a prefix's block hash) instead of a request;
   inflight[p] which request's transfer is writing into the page (0: none);
   outbound[p] which request's transfer is reading out of the page (0: none);
+  incoming[p] in a keyed pool, the key that the transfer in flight into the page writes;
 and, for a pool with LIFO order, the free list (freed pages are handed out first).
 
 The operations are written in the spec language itself (If, &, |, loops over pages known
@@ -363,21 +364,56 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
     """Start a transfer of request r's KV from `src_pages` into `dst_pages` (RDMA in flight).
 
     The source pages are read now (checked as a read by r); the destination pages are written
-    when the transfer lands (`land`). Until then both are marked in flight."""
+    when the transfer lands (`land`). Until then both are marked in flight.
+
+    Between two keyed pools (content: keys, e.g. block hashes) a transfer copies keys: the
+    j-th lowest destination page receives the key of the j-th lowest source page (none where
+    the source has fewer pages), and the source is checked as held by r, not for r's KV."""
     _pool(s, src_pool, "send()")
     _pool(s, dst_pool, "send()")
-    _no_keys(s, src_pool, "send()")
-    _no_keys(s, dst_pool, "send()")
+    keys = s.model.pools[src_pool].keys
+    if keys != s.model.pools[dst_pool].keys:
+        raise _error(f"send(): pools {src_pool} and {dst_pool} hold different kinds of content"
+                     f" ({_content_kind(s, src_pool)}, {_content_kind(s, dst_pool)}); a transfer copies requests'"
+                     " KV between pools of requests, or keys between pools of the same keys")
     _request(s, r, "send()")
     _pages(s, src_pool, src_pages, "send(), the source")
     _pages(s, dst_pool, dst_pages, "send(), the destination")
-    _read(s, src_pool, r, src_pages, None)
+    if keys is None:
+        _read(s, src_pool, r, src_pages, None)
+    else:
+        _held(s, src_pool, r, src_pages)
+        _copy_keys(s, src_pool, src_pages, dst_pool, dst_pages)
     outbound = s._array(f"{src_pool}.outbound")
     for p in s._members(src_pages, _size(s, src_pool)):  # NOTE(members-loop)
         outbound[p] = If(has(src_pages, p), r, outbound[p])
     inflight = s._array(f"{dst_pool}.inflight")
     for p in s._members(dst_pages, _size(s, dst_pool)):  # NOTE(members-loop)
         inflight[p] = If(has(dst_pages, p), r, inflight[p])
+
+
+def _content_kind(s: Any, pool: str) -> str:
+    keys = s.model.pools[pool].keys
+    return "requests' KV" if keys is None else f"{keys} keys"
+
+
+def _held(s: Any, pool: str, r: Any, pages: Any) -> None:
+    """Request r reads `pages` without expecting its own KV (a keyed source): read-unowned only."""
+    holder = _holder_slot(s, pool)
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
+        s._flag(READ_UNOWNED, has(pages, p) & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+
+
+def _copy_keys(s: Any, src_pool: str, src: Any, dst_pool: str, dst: Any) -> None:
+    """The key each destination page will receive when the transfer lands (`incoming`)."""
+    content = list(s._array(f"{src_pool}.content"))
+    incoming = s._array(f"{dst_pool}.incoming")
+    n = count(src)
+    src_size = _size(s, src_pool)
+    for p in s._members(dst, _size(s, dst_pool)):  # NOTE(members-loop)
+        rank = count(dst & PageSet((1 << p) - 1))       # destination pages below p
+        key = If(rank < n, select(content, nth(src, rank, src_size), 0), 0)
+        incoming[p] = If(has(dst, p), key, incoming[p])
 
 
 def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
@@ -407,10 +443,16 @@ def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
         landing = s._positions(f"{q}.inflight", r)
         if pages is not None:
             landing = landing & pages
+        keyed = s.model.pools[q].keys is not None
+        keys = s._array(f"{q}.incoming") if keyed else None
         for p in s._members(landing, _size(s, q)):  # NOTE(members-loop)
             incoming = has(landing, p)
             s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, q, p, r), pool=q, page=p, request=r, other=holder[p])
-            content[p] = If(incoming, r, content[p])
+            if keys is not None:  # a keyed pool receives the keys of the source pages
+                content[p] = If(incoming, keys[p], content[p])
+                keys[p] = If(incoming, 0, keys[p])
+            else:
+                content[p] = If(incoming, r, content[p])
             inflight[p] = If(incoming, 0, inflight[p])
     # the sources are released by the last landing (NOTE(sources-held))
     done: Any = True

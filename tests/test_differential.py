@@ -273,7 +273,7 @@ FEATURE_WORDS = (
     ("@leads_to", "leads-to"), ("@eventually", "eventually"), ("liveness = (", "kernel liveness"),
     ("(within=", "bounded response"), ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
     ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"), ("s.crash(", "crash"),
-    ('s.land(r, "', "partial landing"),
+    ('s.land(r, "', "partial landing"), (")  # keys", "keyed send"),
 )
 
 

@@ -232,8 +232,10 @@ BAD_ARGUMENTS = {
     38: 'share() needs a shared pool; declare kv = pool(..., shared=True)',
     39: 'take() chooses pages itself; pool lifo keeps its own free list (order="lifo"): use alloc(), or declare the pool with order="lowest"',
     40: 'reused() is not defined for pool keyed, whose content is keys, not requests',
-    41: 'send() is not defined for pool keyed, whose content is keys, not requests',
-    42: 'send() is not defined for pool keyed, whose content is keys, not requests',
+    41: "send(): pools keyed and kv hold different kinds of content (2 keys, requests' KV)"
+        "; a transfer copies requests' KV between pools of requests, or keys between pools of the same keys",
+    42: "send(): pools kv and keyed hold different kinds of content (requests' KV, 2 keys)"
+        "; a transfer copies requests' KV between pools of requests, or keys between pools of the same keys",
     43: 'holds(): page 2 is not a page of pool kv (0..1); give a page number known when tracing, or use has(s.owned(pool, r), p)',
     44: "alloc('kv', r, -1): a request cannot take a negative number of pages",
     45: 'free(), the pages: expected a page set, got an integer (1). An integer is not a page set: write page(p) for the set holding page p, 0 for the empty set, and a | b for a union',

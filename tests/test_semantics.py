@@ -193,6 +193,22 @@ def test_a_partial_landing_lands_its_pages_only_and_the_sources_stay_read_until_
     assert _v(view._positions("p_kv.outbound", 1)) == 0 and not _v(view.in_flight(1))
 
 
+def test_a_transfer_between_keyed_pools_copies_the_keys_in_order_in_every_engine():
+    """send() between keyed pools (issue 13, item 6): decode's blocks receive prefill's keys."""
+    assert _same(_answers("keyed_transfer.py")) == ("violated", "stale-read", 3)
+    assert _same(_answers("keyed_transfer.py", fixes=("wait-for-the-read",)))[0] == "verified"
+    model = model_for(_path("keyed_transfer.py"), fixes=("wait-for-the-read",))
+    states, _ = _run(model, "prefill_forward(r=r1)", "decode_pull(r=r1)")
+    view = Concrete(model).view
+    view.reset(states[-1])
+    assert [_v(k) for k in view._array("decode.incoming")] == [1, 2]  # in flight: not landed yet
+    assert [_v(k) for k in view._array("decode.content")] == [0, 0]
+    states, _ = _run(model, "prefill_forward(r=r1)", "decode_pull(r=r1)", "read_lands(r=r1)")
+    view.reset(states[-1])
+    assert [_v(k) for k in view._array("decode.content")] == [1, 2]
+    assert [_v(k) for k in view._array("decode.incoming")] == [0, 0]
+
+
 def test_a_partial_landing_without_its_pool_is_refused_at_its_line(tmp_path):
     spec = tmp_path / "bad_land.py"
     spec.write_text("from ownership import Request, Spec, action, page, pool\n\n\nclass BadLand(Spec):\n"

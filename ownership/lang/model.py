@@ -196,6 +196,9 @@ class Model:
             self._add(SlotInfo(f"{pname}.content", "page", content, 0, info.size, 0, 0, 0, pname, True), [warm] * info.size, init)
             self._add(SlotInfo(f"{pname}.inflight", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
             self._add(SlotInfo(f"{pname}.outbound", "page", transfer, 0, info.size, 0, 0, 0, pname, True), [0] * info.size, init)
+            if info.keys is not None:  # the key a transfer in flight writes into the page (0: none)
+                self._add(SlotInfo(f"{pname}.incoming", "page", KeyDomain(info.keys), 0, info.size, 0, 0, 0, pname, True),
+                          [0] * info.size, init)
             if info.order == "lifo":
                 fl = SlotInfo(f"{pname}.free_list", "page", IntRange(0, info.size), 0, info.size, 0, 0, 0, pname, True, True)
                 self._add(fl, list(range(info.size)), init)

@@ -75,7 +75,7 @@ FEATURES = frozenset({
     "int-slots", "bool-slots", "page-slots", "scalar", "per-page", "array", "extra-args",
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
-    "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing",
+    "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing", "keyed-send",
 })
 
 
@@ -955,6 +955,10 @@ class _Writer:
         if plain and self.has("send"):
             out.append(("send", lambda: self.send(scope, plain)))
             out.append(("land", lambda: self.land(scope, pools)))
+        # a transfer between keyed pools copies keys (pools of the same keys: a pool with itself)
+        keyed = [p for p in pools if self.pools[p].keys is not None]
+        if keyed and self.has("send") and self.has("keyed-send"):
+            out.append(("keyed send", lambda: self.keyed_send(scope, keyed)))
         lowest = [p for p in pools if self.pools[p].order == "lowest"]
         if lowest and self.has("take"):
             out.append(("take", lambda: self.page_op(scope, "take", self.pick(lowest))))
@@ -987,6 +991,14 @@ class _Writer:
         key, key_seeded = self.key(scope, pool) if op in ("write", "read") else ("", None)
         request, request_seeded = self.op_request(scope)
         self.emit(f's.{op}("{pool}", {request}, {pages}{key})', seeded=seeded or key_seeded or request_seeded)
+
+    def keyed_send(self, scope: Scope, keyed: list[str]) -> None:
+        src = self.pick(keyed)
+        dst = self.pick([p for p in keyed if self.pools[p].keys == self.pools[src].keys])
+        a, sa = self.op_pages(scope, src)
+        b, sb = self.op_pages(scope, dst)
+        request, sr = self.op_request(scope)
+        self.emit(f's.send({request}, "{src}", {a}, "{dst}", {b})  # keys', seeded=sa or sb or sr)
 
     def send(self, scope: Scope, plain: list[str]) -> None:
         src, dst = self.pick(plain), self.pick(plain)
