@@ -204,12 +204,21 @@ def in_flight(s: Any, r: Any) -> Any:
     return out
 
 
-def written(s: Any, pool: str, r: Any) -> Any:
-    """The set of pages of `pool` that hold request r's KV (written or landed for r), whoever
-    owns them now: the kernel's truth of what a page contains, for invariants and lemmas."""
+def written(s: Any, pool: str, r: Any = None, key: Any = None) -> Any:
+    """The set of pages of `pool` that hold request r's KV (written or landed for r), or in a
+    keyed pool key `key` (`s.written(pool, key=k)`), whoever owns them now: the kernel's truth
+    of what a page contains, for invariants and lemmas."""
     _pool(s, pool, "written()")
+    if s.model.pools[pool].keys is not None:
+        if r is not None:
+            raise _error(f"written(): pool {pool} holds keys, not requests' KV: ask for the pages of a key with"
+                         f" s.written({pool!r}, key=k)")
+        _key(s, pool, key, "written()")
+        return s._positions(f"{pool}.content", key)
+    if key is not None or r is None:
+        raise _error(f"written(): pool {pool} holds requests' KV: ask for a request's pages with"
+                     f" s.written({pool!r}, r)")
     _request(s, r, "written()")
-    _no_keys(s, pool, "written()")
     return s._positions(f"{pool}.content", r)
 
 
@@ -522,6 +531,6 @@ class KernelOperations:
     def reused(self, pool: str) -> Any:
         return reused(self, pool)
 
-    def written(self, pool: str, r: Any) -> Any:
-        return written(self, pool, r)
+    def written(self, pool: str, r: Any = None, key: Any = None) -> Any:
+        return written(self, pool, r, key)
 

@@ -274,6 +274,7 @@ FEATURE_WORDS = (
     ("(within=", "bounded response"), ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
     ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"), ("s.crash(", "crash"),
     ('s.land(r, "', "partial landing"), (")  # keys", "keyed send"),
+    ('", key=', "written of a key"),
 )
 
 

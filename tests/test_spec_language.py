@@ -246,4 +246,11 @@ def test_written_reads_the_kernels_content_the_same_in_every_engine(tmp_path):
     keyed.write_text(path.read_text().replace("pool(3, warm=True)", "pool(3, keys=2)").replace(
         "s.write('kv', r, s.table[r])", "s.write('kv', r, s.table[r], key=1)"))
     err = run_cli("check", str(keyed))
-    assert err.code == 2 and "written() is not defined for pool kv, whose content is keys" in err.err
+    assert err.code == 2 and "written(): pool kv holds keys, not requests' KV: ask for the pages of a key with" \
+        " s.written('kv', key=k)" in err.err
+    # in a keyed pool, the pages of a key: here key 1, in the pages r1 owns once written
+    by_key = tmp_path / "by_key.py"
+    by_key.write_text(keyed.read_text().replace("s.written('kv', 1)", "s.written('kv', key=1)"))
+    for engine in ("explicit", "bmc"):
+        r = check(str(by_key), engine=engine)
+        assert r.verdict.word == "violated" and r.violation.property == "mine" and r.violation.step == 1, engine

@@ -594,6 +594,9 @@ class _Writer:
                 options.append(("reused", lambda: Expr(f's.reused("{pool}")', sort, hi=info.mask)))
                 if scope.req is not None:
                     options.append(("written", lambda: Expr(f's.written("{pool}", {scope.req})', sort, hi=info.mask)))
+            elif self.has("keyed-send"):  # (the pages of a key: a keyed pool's content)
+                k = self.int_in(1, info.keys)
+                options.append(("written", lambda: Expr(f's.written("{pool}", key={k})', sort, hi=info.mask)))
         if depth > 0:
             d = depth - 1
             options.append(("union", lambda: self.set_op(scope, pool, d, "|")))
