@@ -174,3 +174,56 @@ def _session(sid: int) -> list[int]:
     from test_interrupt import processes
 
     return processes(sid, field=3)
+
+
+def test_a_run_on_ray_killed_and_resumed_ends_with_the_counts_of_an_uninterrupted_run(tmp_path):
+    """`--ray local --checkpoint DIR`, SIGKILL half-way (the driver; its Ray goes with it), then
+    `--resume DIR` on a new Ray: the uninterrupted run's counts."""
+    import json
+    import signal
+    import subprocess
+
+    from test_checkpoint import KILLED
+    from test_interrupt import OWNERSHIP
+
+    where = tmp_path / "ckpt"
+    args = [*KILLED, "--ray", "local", "--workers", "2"]
+    proc = subprocess.Popen([OWNERSHIP, *args, "--checkpoint", str(where)], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    levels = 0
+    try:
+        end = time.monotonic() + 180
+        while time.monotonic() < end and proc.poll() is None:
+            try:
+                levels = json.loads((where / "checkpoint.json").read_text())["levels"]
+            except (OSError, ValueError, KeyError):
+                levels = 0
+            if levels >= 12:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)  # (the command and the Ray it started)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert 12 <= levels < 29
+    from conftest import run_cli
+
+    resumed = run_cli(*args, "--resume", str(where), "--json")
+    assert resumed.code == 0, resumed.err
+    cov = json.loads(resumed.out)["coverage"]
+    assert (cov["states"], cov["transitions"], cov["depth"]) == (3_392_733, 8_198_676, 28)
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_a_time_limit_on_ray_stops_the_workers_mid_level_inconclusive(ray_cluster, symmetry):
+    """max_seconds counts while the workers start and while they expand a level: the driver
+    stops them there, with the levels completed (the 7.3 M-state size takes about 12 s)."""
+    model = shipped_model("sglang_pd", ("door-retire",), params={"requests": 4, "decode_pool": 5})
+    result = _on_ray(ray_cluster, "sglang_pd", model, max_seconds=2.0, symmetry=symmetry)
+    cov = result.coverage
+    assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "max-seconds" and not cov.complete
+    # (0 states when the workers took the 2 s to start, on a loaded machine)
+    assert 0 <= cov.states < 7_286_733 and cov.depth >= 0 and cov.seconds < 2.0 + 1.0
+    assert (cov.states_before_symmetry is not None) is symmetry

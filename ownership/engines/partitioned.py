@@ -131,8 +131,9 @@ class Partition:
 
     # -- levels -----------------------------------------------------------------------------------
 
-    def seed(self) -> int:
-        """Level 0: the initial state, if this partition owns it. Returns how many it kept."""
+    def seed(self) -> tuple[int, int]:
+        """Level 0: the initial state, if this partition owns it. Returns how many it kept, and
+        (under symmetry) how many states they stand for."""
         init = self.exp.bm.layout.pack_rows([self.model.initial])
         stab = None
         if self.exp.canon is not None:
@@ -142,7 +143,11 @@ class Partition:
         self.parent_part, self.parent_id, self.via, self.orbits = [], [], [], []
         self._append_level(init[:, :keep], np.full(keep, -1, np.int32), np.zeros(keep, np.uint32),
                            np.zeros(keep, self._via_type), None if stab is None else stab[:keep])
-        return keep
+        return keep, self._orbit_of(0)
+
+    def _orbit_of(self, d: int) -> int:
+        """How many states level d's representatives stand for (0 without symmetry)."""
+        return int(self.orbits[d].sum()) if self.orbits and len(self.orbits) > d else 0
 
     def _append_level(self, words: np.ndarray, part: np.ndarray, pid: np.ndarray, via: np.ndarray,
                       stab: np.ndarray | None) -> None:
@@ -160,10 +165,6 @@ class Partition:
 
     def size(self, d: int) -> int:
         return self.level_start[d + 1] - self.level_start[d] if d < self.levels() else 0
-
-    def counts(self) -> tuple[int, int]:
-        """States kept, and (under symmetry) how many states they stand for (else 0)."""
-        return self.store.n, sum(int(o.sum()) for o in self.orbits)
 
     def _rows(self, d: int, lo: int, hi: int) -> np.ndarray:
         base = self.level_start[d]
@@ -219,9 +220,10 @@ class Partition:
         stab = None if chunks[0][3] is None else np.concatenate([c[3] for c in chunks])
         return (words, np.concatenate([c[1] for c in chunks]), np.concatenate([c[2] for c in chunks]), stab)
 
-    def receive(self, d: int, *batches: tuple[Any, ...]) -> int:
+    def receive(self, d: int, *batches: tuple[Any, ...]) -> tuple[int, int]:
         """Keep the successors of level d that are new (from partition 0's first, in their
-        order): they are this partition's part of level d + 1. Returns how many."""
+        order): they are this partition's part of level d + 1. Returns how many, and how many
+        states they stand for under symmetry."""
         words = np.concatenate([b[0] for b in batches], axis=1)
         part = np.concatenate([np.full(b[0].shape[1], i, np.int32) for i, b in enumerate(batches)])
         pid = np.concatenate([b[1] for b in batches])
@@ -238,13 +240,15 @@ class Partition:
         self.via.append(via.take(new))
         if self.exp.canon is not None and stab is not None:
             self.orbits.append(self.exp.canon.orbit_sizes(stab.take(new)))
-        return int(new.size)
+        return int(new.size), self._orbit_of(d + 1)
 
-    def cut(self, d: int, keep: int) -> None:
-        """Keep only the first `keep` states of level d (the last level: a max-states stop)."""
+    def cut(self, d: int, keep: int) -> int:
+        """Keep only the first `keep` states of level d (the last level: a max-states stop).
+        Returns how many states (under symmetry) the representatives cut off stood for."""
         if d != self.levels() - 1:
             raise InternalError("a partition was asked to cut a level that is not its last")
         keep = min(keep, self.size(d))
+        before = self._orbit_of(d)
         self.store.truncate(self.level_start[d] + keep)
         self.level_start[-1] = self.store.n
         self.parent_part[d], self.parent_id[d], self.via[d] = (
@@ -253,6 +257,7 @@ class Partition:
             self.orbits[d] = self.orbits[d][:keep]
         self.table = Table(self.store)  # (rebuilt without the states cut off)
         self.table.insert(row_hash(self.store.rows(0, self.store.n)), self.store.rows(0, self.store.n), 0)
+        return before - self._orbit_of(d)
 
     def check_level(self, d: int, want_sometimes: bool) -> Checked:
         """Check the properties of level d's states (no expansion)."""
@@ -292,8 +297,9 @@ class Partition:
         ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
                          parent_id=self.parent_id[d], via=self.via[d], orbit=orbit)
 
-    def load(self, where: str, levels: int) -> int:
-        """Read levels 0 .. levels-1 from a checkpoint folder (a fresh partition); returns the states kept."""
+    def load(self, where: str, levels: int) -> tuple[int, int]:
+        """Read levels 0 .. levels-1 from a checkpoint folder (a fresh partition); returns the
+        states kept, and how many they stand for under symmetry."""
         self.level_start = [0]
         self.parent_part, self.parent_id, self.via, self.orbits = [], [], [], []
         for d in range(levels):
@@ -307,7 +313,7 @@ class Partition:
             self.via.append(lv.via.astype(self._via_type))
             if lv.orbit is not None:
                 self.orbits.append(lv.orbit)
-        return self.store.n
+        return self.store.n, sum(int(o.sum()) for o in self.orbits)
 
 
 # --------------------------------------------------------------------------- where partitions run
@@ -330,7 +336,7 @@ class Local:
         self._batches = [b for _, b in outs]
         return [e for e, _ in outs]
 
-    def exchange(self, d: int) -> list[int]:
+    def exchange(self, d: int) -> list[tuple[int, int]]:
         batches, self._batches = self._batches, []
         return [p.receive(d, *[batches[src][i] for src in range(len(self.parts))]) for i, p in enumerate(self.parts)]
 
@@ -342,14 +348,20 @@ class WorkerLost(Exception):
     """A Ray worker died or became unreachable mid-search."""
 
 
+class TimeUp(Exception):
+    """The search's max_seconds passed while the driver waited for the workers."""
+
+
 class OnRay:
     """Partitions as Ray actors, named `ownership-<run>-<i>` (so that an operator, or a test,
     can find them); the successors move between them through Ray's object store, never
     through the driver."""
 
-    def __init__(self, ray: Any, recipe: Recipe, parts: int, symmetry: bool, block: int, held: Any) -> None:
+    def __init__(self, ray: Any, recipe: Recipe, parts: int, symmetry: bool, block: int, held: Any,
+                 deadline: float | None = None) -> None:
         self.ray = ray
         self.held = held
+        self.deadline = deadline  # (time.monotonic(): max_seconds, also while the workers start)
         self.run = uuid.uuid4().hex[:8]
         from .cluster import cluster_cpus
 
@@ -366,6 +378,8 @@ class OnRay:
         pending = list(refs)
         while pending:
             self.held.poll()
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise TimeUp
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=TICK)
         self.held.poll()
         try:
@@ -389,7 +403,7 @@ class OnRay:
         self._outs = [a.expand.options(num_returns=n + 1).remote(d, want) for a in self.actors]
         return self.wait([o[0] for o in self._outs])
 
-    def exchange(self, d: int) -> list[int]:
+    def exchange(self, d: int) -> list[tuple[int, int]]:
         outs, self._outs = self._outs, []
         n = len(self.actors)
         return self.wait([a.receive.remote(d, *[outs[src][1 + i] for src in range(n)])
@@ -417,14 +431,14 @@ class _RayPartition:
         out, batches = self.p.expand(d, want)
         return (out, *batches)
 
-    def seed(self) -> int:
+    def seed(self) -> tuple[int, int]:
         return self.p.seed()
 
-    def receive(self, d: int, *batches: Any) -> int:
+    def receive(self, d: int, *batches: Any) -> tuple[int, int]:
         return self.p.receive(d, *batches)
 
-    def cut(self, d: int, keep: int) -> None:
-        self.p.cut(d, keep)
+    def cut(self, d: int, keep: int) -> int:
+        return self.p.cut(d, keep)
 
     def check_level(self, d: int, want: bool) -> Checked:
         return self.p.check_level(d, want)
@@ -432,13 +446,10 @@ class _RayPartition:
     def step_of(self, sid: int) -> Step:
         return self.p.step_of(sid)
 
-    def counts(self) -> tuple[int, int]:
-        return self.p.counts()
-
     def save_level(self, where: str, d: int) -> None:
         self.p.save_level(where, d)
 
-    def load(self, where: str, levels: int) -> int:
+    def load(self, where: str, levels: int) -> tuple[int, int]:
         return self.p.load(where, levels)
 
 
@@ -532,6 +543,7 @@ class _Driver:
         self.transitions = 0
         self.levels: list[Level] = []
         self.peak = 0
+        self.represented = 0   # under symmetry: the states the representatives stand for
         self.where: Any = None
 
     def _want(self) -> bool:
@@ -559,7 +571,8 @@ class _Driver:
         with deferred() if self.ray is not None else contextlib.nullcontext(Held()) as held:
             try:
                 if self.ray is not None and self.recipe is not None:
-                    self.where = OnRay(self.ray, self.recipe, self.parts, self.symmetry, self.block, held)
+                    deadline = None if self.max_seconds is None else self.start + self.max_seconds
+                    self.where = OnRay(self.ray, self.recipe, self.parts, self.symmetry, self.block, held, deadline)
                 else:
                     self.where = Local(self.model, self.parts, self.symmetry, self.block)
                 return self._search()
@@ -567,6 +580,8 @@ class _Driver:
                 return stop.result
             except WorkerLost as lost:
                 return self._finish("worker-lost", self._bound(), note=str(lost))
+            except TimeUp:  # (on Ray: the workers are stopped mid-level; the levels done count)
+                return self._finish("max-seconds", self._bound())
             except KeyboardInterrupt:  # Ctrl-C, or a command's limit (ownership.limits)
                 return self._finish("interrupt", self._bound())
             finally:
@@ -585,7 +600,8 @@ class _Driver:
             meta = ckpt.read_meta(self.resume, self._digest(), self.parts)
             got = where.call("load", self.resume, meta.levels)
             self.sizes = [list(s) for s in meta.sizes]
-            if got != [sum(lv[i] for lv in self.sizes) for i in range(self.parts)]:
+            self.represented = sum(o for _, o in got)
+            if [n for n, _ in got] != [sum(lv[i] for lv in self.sizes) for i in range(self.parts)]:
                 raise UsageError(f"--resume {self.resume}: the checkpoint's files do not hold the states its"
                                  " checkpoint.json counts (a partial copy?); start the run again without --resume")
             self.transitions = meta.transitions
@@ -593,7 +609,8 @@ class _Driver:
             d = meta.levels - 1
         else:
             kept = where.call("seed")
-            self.sizes = [kept]
+            self.sizes = [[n for n, _ in kept]]
+            self.represented = sum(o for _, o in kept)
             if self.checkpoint is not None:
                 ckpt.start(self.checkpoint, self._digest(), self.parts)
                 self._save(0)
@@ -606,7 +623,9 @@ class _Driver:
             outs = where.expand(d, self._want())
             self.peak = max(self.peak, sum(o.rss for o in outs))
             self._events(d, outs)
-            new = where.exchange(d)
+            got = where.exchange(d)
+            new = [n for n, _ in got]
+            self.represented += sum(o for _, o in got)
             self.transitions += sum(o.transitions for o in outs)
             sent = sum(o.sent[j] for i, o in enumerate(outs) for j in range(self.parts) if i != j)
             local = sum(o.sent[i] for i, o in enumerate(outs))
@@ -673,7 +692,7 @@ class _Driver:
             room -= keep[-1]
         for i, k in enumerate(keep):
             if k < self.sizes[d][i]:
-                self.where.one(i, "cut", d, k)
+                self.represented -= self.where.one(i, "cut", d, k)
         self.sizes[d] = keep
 
     def _path(self, part: int, sid: int) -> tuple[list[tuple[int, ...]], list[int]]:
@@ -715,18 +734,13 @@ class _Driver:
                            sometimes={k: (True if v else None) for k, v in self.reached.items()}, note=self._how())
 
     def _coverage(self, complete: bool, stopped_by: str | None, depth: int, bound: int | None) -> Coverage:
-        before = None
-        if self.symmetry:
-            try:
-                before = sum(c[1] for c in self.where.call("counts"))
-            except WorkerLost:
-                before = None
+        before = self.represented if self.symmetry else None
         return Coverage(self.states(), self.transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound, states_before_symmetry=before,
                         bits_per_state=Expander(self.model, False).bm.layout.bits, peak_memory=self.peak or None)
 
     def _finish(self, stopped_by: str | None, bound: int | None, note: str = "") -> CheckResult:
-        depth = len(self.sizes) - 1
+        depth = max(len(self.sizes) - 1, 0)  # (no level yet: stopped while the workers started)
         while depth > 0 and sum(self.sizes[depth]) == 0:
             depth -= 1
         complete = stopped_by is None
