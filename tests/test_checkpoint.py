@@ -59,28 +59,34 @@ def test_a_checkpointed_run_stopped_at_a_depth_resumes_to_the_same_counterexampl
     assert resumed.verdict is Verdict.VIOLATED and resumed.trace.steps == single.trace.steps
 
 
-def test_a_killed_run_resumed_from_its_checkpoint_ends_with_the_counts_of_an_uninterrupted_run(tmp_path):
-    where = tmp_path / "ckpt"
-    proc = subprocess.Popen([OWNERSHIP, *KILLED, "--checkpoint", str(where)], cwd=ROOT,
+def kill_half_way(args: list[str], where: Path, *, levels: int = 12) -> int:
+    """Run `ownership ARGS --checkpoint WHERE` in a session of its own and SIGKILL it (its Ray
+    too, if it started one) once its checkpoint holds `levels` levels; the levels it held."""
+    proc = subprocess.Popen([OWNERSHIP, *args, "--checkpoint", str(where)], cwd=ROOT, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    held = 0
     try:
-        end = time.monotonic() + 120
-        levels = 0
+        end = time.monotonic() + 180
         while time.monotonic() < end and proc.poll() is None:
             try:
-                levels = json.loads((where / "checkpoint.json").read_text())["levels"]
+                held = json.loads((where / "checkpoint.json").read_text())["levels"]
             except (OSError, ValueError, KeyError):
-                levels = 0
-            if levels >= 12:
+                held = 0
+            if held >= levels:
                 break
             time.sleep(0.02)
         assert proc.poll() is None, "the run ended before it could be killed"
-        proc.send_signal(signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
     finally:
         if proc.poll() is None:
-            proc.kill()
-    assert 12 <= levels < 29
+            os.killpg(proc.pid, signal.SIGKILL)
+    return held
+
+
+def test_a_killed_run_resumed_from_its_checkpoint_ends_with_the_counts_of_an_uninterrupted_run(tmp_path):
+    where = tmp_path / "ckpt"
+    assert 12 <= kill_half_way(KILLED, where) < 29
     resumed = run_cli(*KILLED, "--resume", str(where), "--json")
     assert resumed.code == 0, resumed.err
     doc = json.loads(resumed.out)

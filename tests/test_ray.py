@@ -180,36 +180,13 @@ def test_a_run_on_ray_killed_and_resumed_ends_with_the_counts_of_an_uninterrupte
     """`--ray local --checkpoint DIR`, SIGKILL half-way (the driver; its Ray goes with it), then
     `--resume DIR` on a new Ray: the uninterrupted run's counts."""
     import json
-    import signal
-    import subprocess
 
-    from test_checkpoint import KILLED
-    from test_interrupt import OWNERSHIP
+    from conftest import run_cli
+    from test_checkpoint import KILLED, kill_half_way
 
     where = tmp_path / "ckpt"
     args = [*KILLED, "--ray", "local", "--workers", "2"]
-    proc = subprocess.Popen([OWNERSHIP, *args, "--checkpoint", str(where)], cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    levels = 0
-    try:
-        end = time.monotonic() + 180
-        while time.monotonic() < end and proc.poll() is None:
-            try:
-                levels = json.loads((where / "checkpoint.json").read_text())["levels"]
-            except (OSError, ValueError, KeyError):
-                levels = 0
-            if levels >= 12:
-                break
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before it could be killed"
-        os.killpg(proc.pid, signal.SIGKILL)  # (the command and the Ray it started)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert 12 <= levels < 29
-    from conftest import run_cli
-
+    assert 12 <= kill_half_way(args, where) < 29
     resumed = run_cli(*args, "--resume", str(where), "--json")
     assert resumed.code == 0, resumed.err
     cov = json.loads(resumed.out)["coverage"]
