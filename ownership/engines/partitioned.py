@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InternalError, OwnershipError, UsageError
+from ..interpret.batch import BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
 from ..limits import TICK, Held, deferred, parse_seconds
@@ -112,8 +113,10 @@ class Partition:
     """One part of the visited set: the states whose hash falls in it, by local id, with each
     one's parent (partition and id there) and the binding that reached it; level by level."""
 
-    def __init__(self, model: Model, index: int, parts: int, *, symmetry: bool, block: int,
+    def __init__(self, model: Model | Recipe, index: int, parts: int, *, symmetry: bool, block: int,
                  share: int = 1) -> None:
+        # (a Ray actor gets the recipe and builds the model itself: a Model is not shipped)
+        model = model.build() if isinstance(model, Recipe) else model
         self.model = model
         self.index, self.parts, self.block = index, parts, block
         self.exp = Expander(model, symmetry)
@@ -128,6 +131,10 @@ class Partition:
         self.via: list[np.ndarray] = []
         self.orbits: list[np.ndarray] = []
         self._via_type = np.uint16 if self.B <= 1 << 16 else np.uint32
+
+    def ready(self) -> bool:
+        """True once built (the driver waits for every Ray actor to be)."""
+        return True
 
     # -- levels -----------------------------------------------------------------------------------
 
@@ -170,9 +177,10 @@ class Partition:
         base = self.level_start[d]
         return self.store.rows(base + lo, base + hi)
 
-    def expand(self, d: int, want_sometimes: bool) -> tuple[Expanded, list[tuple[Any, ...]]]:
+    def expand(self, d: int, want_sometimes: bool) -> tuple[Any, ...]:
         """Expand level d: check its states, and sort its successors by the partition that
-        owns them. After a flagged step the rest of the level is only checked."""
+        owns them: (Expanded, the batch for partition 0, for partition 1, ...), one value per
+        Ray return. After a flagged step the rest of the level is only checked."""
         out = Expanded(reached=[False] * len(self.exp.bm.sometimes_names))
         chunks: list[list[tuple[Any, ...]]] = [[] for _ in range(self.parts)]
         n, base = self.size(d), self.level_start[d]
@@ -210,7 +218,7 @@ class Partition:
         batches = [self._pack(c) for c in chunks]
         out.sent = [sum(a.nbytes for a in b if a is not None) for b in batches]
         out.rss = _rss()
-        return out, batches
+        return (out, *batches)
 
     def _pack(self, chunks: list[tuple[Any, ...]]) -> tuple[Any, ...]:
         k = self.exp.k
@@ -333,8 +341,8 @@ class Local:
 
     def expand(self, d: int, want: bool) -> list[Expanded]:
         outs = [p.expand(d, want) for p in self.parts]
-        self._batches = [b for _, b in outs]
-        return [e for e, _ in outs]
+        self._batches = [o[1:] for o in outs]
+        return [o[0] for o in outs]
 
     def exchange(self, d: int) -> list[tuple[int, int]]:
         batches, self._batches = self._batches, []
@@ -366,9 +374,9 @@ class OnRay:
         from .cluster import cluster_cpus
 
         # (more partitions than CPUs share them: each asks for its share, so that all start)
-        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts))(_RayPartition)
-        self.actors = [actor.options(name=f"ownership-{self.run}-{i}").remote(recipe, i, parts, symmetry, block)
-                       for i in range(parts)]
+        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts))(Partition)
+        self.actors = [actor.options(name=f"ownership-{self.run}-{i}").remote(
+            recipe, i, parts, symmetry=symmetry, block=block, share=parts) for i in range(parts)]
         self._outs: list[Any] = []
         self.wait([a.ready.remote() for a in self.actors])
 
@@ -416,41 +424,6 @@ class OnRay:
             except Exception:  # noqa: BLE001 (an actor already gone is what we wanted)
                 pass
         self.actors = []
-
-
-class _RayPartition:
-    """A Partition inside a Ray actor: it builds its model from the recipe."""
-
-    def __init__(self, recipe: Recipe, index: int, parts: int, symmetry: bool, block: int) -> None:
-        self.p = Partition(recipe.build(), index, parts, symmetry=symmetry, block=block, share=parts)
-
-    def ready(self) -> bool:
-        return True
-
-    def expand(self, d: int, want: bool) -> tuple[Any, ...]:
-        out, batches = self.p.expand(d, want)
-        return (out, *batches)
-
-    def seed(self) -> tuple[int, int]:
-        return self.p.seed()
-
-    def receive(self, d: int, *batches: Any) -> tuple[int, int]:
-        return self.p.receive(d, *batches)
-
-    def cut(self, d: int, keep: int) -> int:
-        return self.p.cut(d, keep)
-
-    def check_level(self, d: int, want: bool) -> Checked:
-        return self.p.check_level(d, want)
-
-    def step_of(self, sid: int) -> Step:
-        return self.p.step_of(sid)
-
-    def save_level(self, where: str, d: int) -> None:
-        self.p.save_level(where, d)
-
-    def load(self, where: str, levels: int) -> tuple[int, int]:
-        return self.p.load(where, levels)
 
 
 # --------------------------------------------------------------------------- the driver
@@ -509,17 +482,18 @@ def check(model: Model, *, recipe: Recipe | None = None, ray: Any = None, parts:
     if (ray is not None or checkpoint is not None or resume is not None) and recipe is None:
         raise UsageError("a partitioned search on Ray or with a checkpoint needs the recipe of its model"
                          " (ownership.engines.cluster.Recipe.of(spec, model))")
+    bm = BatchModel(model)  # (the driver's: names, bits, the checks below; partitions build their own)
     if symmetry and model.requests > 1:
         from .symmetry import equivariance_problem
 
-        problem = equivariance_problem(model, Expander(model, False).bm)
+        problem = equivariance_problem(model, bm)
         if problem is not None:
             raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
                              " Check it without --symmetry.")
-    if Expander(model, False).bm.unsupported is not None:
+    if bm.unsupported is not None:
         raise UsageError("the partitioned search needs the batch engine, and this spec's values need more than"
                          " 64 bits; check it without --ray and --checkpoint")
-    return _Driver(model, recipe, ray, parts, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+    return _Driver(model, bm, recipe, ray, parts, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                    symmetry=symmetry, checkpoint=checkpoint, resume=resume, reporter=reporter,
                    report_every=report_every, block=block).run()
 
@@ -527,7 +501,7 @@ def check(model: Model, *, recipe: Recipe | None = None, ray: Any = None, parts:
 class _Driver:
     """Coordinates one partitioned search; holds counts, never states."""
 
-    def __init__(self, model: Model, recipe: Recipe | None, ray: Any, parts: int, *, max_states: int | None,
+    def __init__(self, model: Model, bm: BatchModel, recipe: Recipe | None, ray: Any, parts: int, *, max_states: int | None,
                  max_depth: int | None, max_seconds: float | None, symmetry: bool, checkpoint: str | None,
                  resume: str | None, reporter: Reporter | None, report_every: float, block: int) -> None:
         self.model, self.recipe, self.ray, self.parts = model, recipe, ray, parts
@@ -537,7 +511,8 @@ class _Driver:
         self.resume = resume
         self.reporter, self.report_every = reporter, report_every
         self.start = self.last_report = time.monotonic()
-        self.names = Expander(model, False).bm.sometimes_names
+        self.names = bm.sometimes_names
+        self.bits = bm.layout.bits
         self.reached = {n: False for n in self.names}
         self.sizes: list[list[int]] = []   # per level, per partition: states
         self.transitions = 0
@@ -737,7 +712,7 @@ class _Driver:
         before = self.represented if self.symmetry else None
         return Coverage(self.states(), self.transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound, states_before_symmetry=before,
-                        bits_per_state=Expander(self.model, False).bm.layout.bits, peak_memory=self.peak or None)
+                        bits_per_state=self.bits, peak_memory=self.peak or None)
 
     def _finish(self, stopped_by: str | None, bound: int | None, note: str = "") -> CheckResult:
         depth = max(len(self.sizes) - 1, 0)  # (no level yet: stopped while the workers started)
