@@ -2,7 +2,12 @@
 
 Every pool has, per page, ground truth that the protocol cannot lie about:
   owner[p]    which request owns page p (0: free); in a shared pool, holders[p] instead: the
-              set of requests holding a reference (a prefix-cache hit shares a page);
+              set of requests holding a reference (a prefix-cache hit shares a page), then
+              the pool's owners that are not requests (`owners=`: the prefix cache's own
+              reference, an offload worker), each a field of bits of one integer: one bit,
+              or in a counted pool (`counted=N`) the holder's number of references;
+  pins[p]     in a pool with pins, the same fields for pins (SGLang's lock_ref: a page
+              pinned must not lose its last reference);
   content[p]  whose KV data the page holds (0: never written; r0: an earlier request's, in a
               warm pool), never cleared on free, exactly like a real GPU pool; in a keyed
               pool, a key chosen by the spec (a prefix's block hash) instead of a request;
@@ -29,8 +34,10 @@ from .errors import SpecError
 from .lang import faults, sorts
 from .lang.location import spec_location
 from .lang.properties import (
+    COUNT_BELOW_ZERO,
     DOUBLE_FREE,
     FREE_IN_FLIGHT,
+    FREE_PINNED,
     LEAK,
     PROPERTIES,
     READ_UNOWNED,
@@ -43,9 +50,9 @@ from .lang.values import If, PageSet, count, first, has, nth, page, select
 
 # The built-in properties' names live on the language's floor (ownership.lang.properties).
 __all__ = [
-    "DOUBLE_FREE", "FREE_IN_FLIGHT", "KernelOperations", "LEAK", "PROPERTIES", "READ_UNOWNED", "STALE_READ",
-    "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "share", "take", "owned",
-    "free_pages", "in_flight", "reused", "written", "holds", "leak",
+    "COUNT_BELOW_ZERO", "DOUBLE_FREE", "FREE_IN_FLIGHT", "FREE_PINNED", "KernelOperations", "LEAK", "PROPERTIES", "READ_UNOWNED", "STALE_READ",
+    "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "share", "take", "pin", "unpin", "owned",
+    "free_pages", "in_flight", "reused", "written", "holds", "references", "pinned_pages", "leak",
 ]
 
 
@@ -61,9 +68,63 @@ def _holder_slot(s: Any, pool: str) -> Any:
     return s._array(f"{pool}.holders" if _shared(s, pool) else f"{pool}.owner")
 
 
-def _bit(s: Any, r: Any) -> Any:
-    """Request r's bit in a shared pool's set of holders (an integer: bit r-1)."""
-    return select([1 << k for k in range(s.model.requests)], r - 1, 0)
+# -- holders: a request (a term or an int) or, in a shared pool, an owner named by a string ------
+
+
+def _fields(s: Any, pool: str) -> tuple[int, int]:
+    """(bits per holder, the field's mask) of a shared pool's holders and pins."""
+    bits = s.model.pools[pool].holders().bits
+    return bits, (1 << bits) - 1
+
+
+def _unit(s: Any, pool: str, who: Any) -> Any:
+    """One reference of `who` in a shared pool's holder value: the lowest bit of its field
+    (request r: field r-1; the k-th owner: field requests+k)."""
+    bits, _ = _fields(s, pool)
+    n = s.model.requests
+    if isinstance(who, str):
+        return 1 << ((n + s.model.pools[pool].owners.index(who)) * bits)
+    return select([1 << (k * bits) for k in range(n)], who - 1, 0)
+
+
+def _field(s: Any, pool: str, who: Any) -> Any:
+    """The bits of `who`'s field in a shared pool's holder value."""
+    bits, ones = _fields(s, pool)
+    n = s.model.requests
+    if isinstance(who, str):
+        return ones << ((n + s.model.pools[pool].owners.index(who)) * bits)
+    return select([ones << (k * bits) for k in range(n)], who - 1, 0)
+
+
+def _count(s: Any, pool: str, value: Any, who: Any) -> Any:
+    """How many references (or pins) `who` has in a holder value of a shared pool."""
+    bits, ones = _fields(s, pool)
+    n = s.model.requests
+    if isinstance(who, str):
+        return (value >> ((n + s.model.pools[pool].owners.index(who)) * bits)) & ones
+    return select([(value >> (k * bits)) & ones for k in range(n)], who - 1, 0)
+
+
+def _flagged(s: Any, pool: str, who: Any) -> Any:
+    """`who` as a flag names it: a request id, or -(k+1) for the k-th owner of the pool."""
+    return -(s.model.pools[pool].owners.index(who) + 1) if isinstance(who, str) else who
+
+
+def _add(s: Any, pool: str, value: Any, who: Any, inside: Any, op: str, page_: int) -> Any:
+    """`value` with one more reference (or pin) of `who` where `inside`: a set's bit, or in a
+    counted pool one more in its count, which must stay within `counted` (a spec error)."""
+    info = s.model.pools[pool]
+    if info.counted is None:
+        return If(inside, value | _unit(s, pool, who), value)
+    full = _count(s, pool, value, who) >= info.counted
+    if full is not False:
+        s._check("count", inside & full, lambda: faults.count_message(
+            op, pool, page_, _who_name(s, who), info.counted))
+    return If(inside, value + _unit(s, pool, who), value)
+
+
+def _who_name(s: Any, who: Any) -> str:
+    return who if isinstance(who, str) else f"request r{s._int(who)}"
 
 
 def _error(message: str) -> SpecError:
@@ -85,6 +146,10 @@ def _pool(s: Any, pool: Any, op: str) -> None:
 
 def _request(s: Any, r: Any, op: str) -> None:
     """A request id 1..requests: at once when it is known, else where the state makes it one."""
+    if isinstance(r, str):  # (an owner's name where only a request can act)
+        raise _error(f"{op}: {r!r} is not a request; an owner that is not a request (pool(..., owners=...)) may"
+                     " alloc, take, share, pin, unpin and free pages, and hold them, but only a request has KV to"
+                     " write, read, send or land")
     sorts.expect(r, INT, f"{op}, the request")
     n = s.model.requests
     if isinstance(r, int):
@@ -94,6 +159,19 @@ def _request(s: Any, r: Any, op: str) -> None:
     bad = s._outside(r, 1, n)
     if bad is not False:
         s._check("request", bad, lambda: faults.request_message(op, s._int(r), n))
+
+
+def _holder(s: Any, pool: str, who: Any, op: str) -> None:
+    """A holder of `pool`: a request, or (a string) one of the pool's owners that are not
+    requests (`owners=`)."""
+    if not isinstance(who, str):
+        _request(s, who, op)
+        return
+    owners = s.model.pools[pool].owners
+    if who not in owners:
+        known = f"its owners besides requests are {', '.join(owners)}" if owners else \
+            "it has none besides requests (declare them: pool(..., owners=(\"cache\",)))"
+        raise _error(f"{op}: {who!r} is not an owner of pool {pool}; {known}." + did_you_mean(who, owners))
 
 
 def _pages(s: Any, pool: str, pages: Any, op: str) -> None:
@@ -142,24 +220,55 @@ def _page_number(s: Any, pool: str, p: Any, op: str) -> None:
 
 
 def holds(s: Any, pool: str, p: int, r: Any) -> Any:
-    """Condition: request r owns page p (or, in a shared pool, is one of its holders)."""
+    """Condition: request r owns page p (or, in a shared pool, is one of its holders; r may
+    then be one of the pool's owners that are not requests)."""
     _pool(s, pool, "holds()")
     _page_number(s, pool, p, "holds()")
-    _request(s, r, "holds()")
+    _holder(s, pool, r, "holds()")
     return _holds(s, pool, p, r)
+
+
+def references(s: Any, pool: str, p: int, who: Any) -> Any:
+    """How many references `who` (a request, or an owner of the pool) holds on page p: 0 or
+    1, or up to N in a counted pool (`counted=N`)."""
+    _pool(s, pool, "references()")
+    _page_number(s, pool, p, "references()")
+    _holder(s, pool, who, "references()")
+    h = _holder_slot(s, pool)[p]
+    if _shared(s, pool):
+        return _count(s, pool, h, who)
+    return If(h == who, 1, 0)
+
+
+def pinned_pages(s: Any, pool: str, who: Any = None) -> Any:
+    """The set of pages of `pool` that `who` pins (or anybody, without `who`)."""
+    _pool(s, pool, "pinned_pages()")
+    _pins_of(s, pool, "pinned_pages()")
+    if who is None:
+        return s._bit_positions(f"{pool}.pins", (1 << (s.model.pools[pool].holders().bits
+                                                      * (s.model.requests + len(s.model.pools[pool].owners)))) - 1)
+    _holder(s, pool, who, "pinned_pages()")
+    return s._bit_positions(f"{pool}.pins", _field(s, pool, who))
+
+
+def _pins_of(s: Any, pool: str, op: str) -> None:
+    if not s.model.pools[pool].pins:
+        raise _error(f"{op}: pool {pool} keeps no pins; declare it with pool(..., pins=True)")
 
 
 def _holds(s: Any, pool: str, p: int, r: Any) -> Any:
     h = _holder_slot(s, pool)[p]
     if _shared(s, pool):
-        return (h & _bit(s, r)) != 0
+        return (h & _field(s, pool, r)) != 0
     return h == r
 
 
 def _exclusive(s: Any, pool: str, p: int, r: Any) -> Any:
     """Condition: request r alone holds page p (a write must not reach other holders)."""
     h = _holder_slot(s, pool)[p]
-    return h == (_bit(s, r) if _shared(s, pool) else r)
+    if _shared(s, pool):
+        return (h != 0) & ((h & _field(s, pool, r)) == h)
+    return h == r
 
 
 def _is_free(s: Any, pool: str, p: int) -> Any:
@@ -172,15 +281,16 @@ def _no_keys(s: Any, pool: str, what: str) -> None:
 
 
 def owned(s: Any, pool: str, r: Any) -> Any:
-    """The set of pages of `pool` that request r owns (holds, in a shared pool)."""
+    """The set of pages of `pool` that request r owns (holds, in a shared pool; r may then be
+    one of the pool's owners that are not requests)."""
     _pool(s, pool, "owned()")
-    _request(s, r, "owned()")
+    _holder(s, pool, r, "owned()")
     return _owned(s, pool, r)
 
 
 def _owned(s: Any, pool: str, r: Any) -> Any:
     if _shared(s, pool):
-        return s._bit_positions(f"{pool}.holders", _bit(s, r))
+        return s._bit_positions(f"{pool}.holders", _field(s, pool, r))
     return s._positions(f"{pool}.owner", r)
 
 
@@ -244,7 +354,7 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
 
     Which pages: the lowest free ones ("lowest"), or the head of the free list ("lifo")."""
     _pool(s, pool, "alloc()")
-    _request(s, r, "alloc()")
+    _holder(s, pool, r, "alloc()")
     sorts.expect(n, INT, "alloc(), the number of pages")
     if isinstance(n, int):
         if n < 0:
@@ -266,7 +376,7 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
     else:
         got = first(free, n)
     holder = _holder_slot(s, pool)
-    mine = _bit(s, r) if _shared(s, pool) else r
+    mine = _unit(s, pool, r) if _shared(s, pool) else r
     for p in s._members(got, size):  # NOTE(members-loop)
         holder[p] = If(has(got, p), mine, holder[p])
     return got
@@ -281,48 +391,95 @@ def take(s: Any, pool: str, r: Any, pages: Any) -> None:
     if s.model.pools[pool].order == "lifo":
         raise _error(f"take() chooses pages itself; pool {pool} keeps its own free list"
                      " (order=\"lifo\"): use alloc(), or declare the pool with order=\"lowest\"")
-    _request(s, r, "take()")
+    _holder(s, pool, r, "take()")
     _pages(s, pool, pages, "take()")
+    if _shared(s, pool):
+        _reference(s, pool, "holders", r, pages, "take()")
+        return
     holder = _holder_slot(s, pool)
-    shared = _shared(s, pool)
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
-        holder[p] = If(has(pages, p), holder[p] | _bit(s, r) if shared else r, holder[p])
+        holder[p] = If(has(pages, p), r, holder[p])
 
 
 def share(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r takes a reference to `pages` of a shared pool (a prefix-cache hit)."""
+    """Request r (or an owner of the pool) takes a reference to `pages` of a shared pool (a
+    prefix-cache hit; in a counted pool, one more reference)."""
     _pool(s, pool, "share()")
     if not _shared(s, pool):
         raise _error(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)")
-    _request(s, r, "share()")
+    _holder(s, pool, r, "share()")
     _pages(s, pool, pages, "share()")
-    holder = _holder_slot(s, pool)
+    _reference(s, pool, "holders", r, pages, "share()")
+
+
+def _reference(s: Any, pool: str, kind: str, who: Any, pages: Any, op: str) -> None:
+    """One more reference (kind "holders") or pin ("pins") of `who` on each of `pages`."""
+    arr = s._array(f"{pool}.{kind}")
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
-        holder[p] = If(has(pages, p), holder[p] | _bit(s, r), holder[p])
+        arr[p] = _add(s, pool, arr[p], who, has(pages, p), op, p)
+
+
+def pin(s: Any, pool: str, who: Any, pages: Any) -> None:
+    """`who` (a request, or an owner of the pool) pins `pages`: while a page is pinned, its
+    last reference must not be dropped (free-pinned). In a counted pool pins count too."""
+    _pool(s, pool, "pin()")
+    _pins_of(s, pool, "pin()")
+    _holder(s, pool, who, "pin()")
+    _pages(s, pool, pages, "pin()")
+    _reference(s, pool, "pins", who, pages, "pin()")
+
+
+def unpin(s: Any, pool: str, who: Any, pages: Any) -> None:
+    """`who` drops a pin of each of `pages`; one it does not have is count-below-zero."""
+    _pool(s, pool, "unpin()")
+    _pins_of(s, pool, "unpin()")
+    _holder(s, pool, who, "unpin()")
+    _pages(s, pool, pages, "unpin()")
+    pins = s._array(f"{pool}.pins")
+    unit = _unit(s, pool, who)
+    for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
+        inside = has(pages, p)
+        mine = _count(s, pool, pins[p], who) != 0
+        s._flag(COUNT_BELOW_ZERO, inside & ~mine, pool=pool, page=p, request=_flagged(s, pool, who), other=pins[p],
+                text="pin")
+        pins[p] = If(inside & mine, pins[p] - unit, pins[p])
 
 
 def free(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r returns `pages` (in a shared pool: drops its reference). Flags double-free
-    and free-in-flight."""
+    """Request r (or an owner of a shared pool) returns `pages` (in a shared pool: drops one
+    reference). Flags double-free and free-in-flight; in a counted pool, a reference dropped
+    on a page nobody holds is count-below-zero; in a pool with pins, dropping a page's last
+    reference while it is pinned is free-pinned."""
     _pool(s, pool, "free()")
-    _request(s, r, "free()")
+    _holder(s, pool, r, "free()")
     _pages(s, pool, pages, "free()")
     size = _size(s, pool)
     holder = _holder_slot(s, pool)
     inflight = s._array(f"{pool}.inflight")
     outbound = s._array(f"{pool}.outbound")
-    shared = _shared(s, pool)
+    info = s.model.pools[pool]
+    who = _flagged(s, pool, r) if info.shared else r
     for p in s._members(pages, size):  # NOTE(members-loop)
         inside = has(pages, p)
-        s._flag(DOUBLE_FREE, inside & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
-        busy = (inflight[p] != 0) | (outbound[p] != 0)
-        s._flag(FREE_IN_FLIGHT, inside & busy, pool=pool, page=p, request=r,
-                other=If(inflight[p] != 0, inflight[p], outbound[p]))
-        if shared:
-            mine = holder[p] & _bit(s, r)
-            holder[p] = If(inside, holder[p] - mine, holder[p])
+        h = holder[p]
+        mine = _holds(s, pool, p, r)
+        if info.counted is not None:  # (nobody holds it: the count itself goes below zero)
+            s._flag(DOUBLE_FREE, inside & ~mine & (h != 0), pool=pool, page=p, request=who, other=h)
+            s._flag(COUNT_BELOW_ZERO, inside & ~mine & (h == 0), pool=pool, page=p, request=who, other=h)
         else:
-            holder[p] = If(inside, 0, holder[p])
+            s._flag(DOUBLE_FREE, inside & ~mine, pool=pool, page=p, request=who, other=h)
+        busy = (inflight[p] != 0) | (outbound[p] != 0)
+        s._flag(FREE_IN_FLIGHT, inside & busy, pool=pool, page=p, request=who,
+                other=If(inflight[p] != 0, inflight[p], outbound[p]))
+        if info.shared:
+            drop = _unit(s, pool, r) if info.counted is not None else h & _unit(s, pool, r)
+            holder[p] = If(inside & mine, h - drop, h)
+            if info.pins:  # the last reference goes while the page is pinned
+                pins = s._array(f"{pool}.pins")[p]
+                s._flag(FREE_PINNED, inside & mine & (holder[p] == 0) & (pins != 0), pool=pool, page=p,
+                        request=who, other=pins)
+        else:
+            holder[p] = If(inside, 0, h)
     if s.model.pools[pool].order == "lifo":
         # SGLang's paged allocator prepends freed pages (_release_page_ids): reused first.
         fl = s._array(f"{pool}.free_list")
@@ -350,12 +507,20 @@ def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
 
 def read(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     """Request r attends over `pages`, expecting its own KV (or content `key` in a keyed pool).
-    Flags read-unowned and stale-read."""
+    Flags read-unowned (unless r holds or pins each page) and stale-read."""
     _pool(s, pool, "read()")
     _request(s, r, "read()")
     _pages(s, pool, pages, "read()")
     _key(s, pool, key, "read()")
     _read(s, pool, r, pages, key)
+
+
+def _may_read(s: Any, pool: str, p: int, r: Any) -> Any:
+    """Condition: r may read page p: it holds it, or it pins it (a pin, like SGLang's lock_ref
+    on a radix node, lets a request use pages that the tree holds)."""
+    if s.model.pools[pool].pins:
+        return _holds(s, pool, p, r) | ((s._array(f"{pool}.pins")[p] & _field(s, pool, r)) != 0)
+    return _holds(s, pool, p, r)
 
 
 def _read(s: Any, pool: str, r: Any, pages: Any, key: Any) -> None:
@@ -364,7 +529,7 @@ def _read(s: Any, pool: str, r: Any, pages: Any, key: Any) -> None:
     expect = r if key is None else key
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
         inside = has(pages, p)
-        s._flag(READ_UNOWNED, inside & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        s._flag(READ_UNOWNED, inside & ~_may_read(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
         s._flag(STALE_READ, inside & (content[p] != expect), pool=pool, page=p, request=r, other=content[p],
                 expected=expect)
 
@@ -410,7 +575,8 @@ def _held(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r reads `pages` without expecting its own KV (a keyed source): read-unowned only."""
     holder = _holder_slot(s, pool)
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
-        s._flag(READ_UNOWNED, has(pages, p) & ~_holds(s, pool, p, r), pool=pool, page=p, request=r, other=holder[p])
+        s._flag(READ_UNOWNED, has(pages, p) & ~_may_read(s, pool, p, r), pool=pool, page=p, request=r,
+                other=holder[p])
 
 
 def _copy_keys(s: Any, src_pool: str, src: Any, dst_pool: str, dst: Any) -> None:
@@ -510,8 +676,20 @@ class KernelOperations:
     def share(self, pool: str, r: Any, pages: Any) -> None:
         share(self, pool, r, pages)
 
+    def pin(self, pool: str, who: Any, pages: Any) -> None:
+        pin(self, pool, who, pages)
+
+    def unpin(self, pool: str, who: Any, pages: Any) -> None:
+        unpin(self, pool, who, pages)
+
     def holds(self, pool: str, p: int, r: Any) -> Any:
         return holds(self, pool, p, r)
+
+    def references(self, pool: str, p: int, who: Any) -> Any:
+        return references(self, pool, p, who)
+
+    def pinned_pages(self, pool: str, who: Any = None) -> Any:
+        return pinned_pages(self, pool, who)
 
     def send(self, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
         send(self, r, src_pool, src_pages, dst_pool, dst_pages)

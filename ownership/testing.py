@@ -342,17 +342,19 @@ class _Harness:
         raise UsageError(f"observe() must return an Ownership or a dict of them, not {obs!r}")
 
     def model_view(self, state: tuple[int, ...], pool: str) -> tuple[set[int], dict[int, set[int]]]:
-        """The model's free pages and each request's pages (a shared pool: every holder's)."""
+        """The model's free pages and each request's pages (a shared pool: every holder's; the
+        pages only an owner that is not a request holds are neither)."""
         free: set[int] = set()
         held: dict[int, set[int]] = {r: set() for r in range(1, self.model.requests + 1)}
-        if self.model.pools[pool].shared:
+        if self.model.pools[pool].shared:  # (holders: a field per request, then per owner)
             info = self.model.by_name[f"{pool}.holders"]
+            fields = self.model.pools[pool].holders()
             for p, holders in enumerate(state[info.offset:info.offset + info.length]):
                 if holders == 0:
                     free.add(p)
-                for r in held:
-                    if holders >> (r - 1) & 1:
-                        held[r].add(p)
+                for name, _ in fields.counts(holders, self.model.env):
+                    if name not in fields.owners:
+                        held[int(name[1:])].add(p)
             return free, held
         info = self.model.by_name[f"{pool}.owner"]
         for p, owner in enumerate(state[info.offset:info.offset + info.length]):

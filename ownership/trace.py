@@ -156,7 +156,7 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
     head = props[0]
     mine = [f for f in flags if f.prop == head]
     name = model.request_name
-    involved = {name(f.request) for f in mine if f.request}
+    involved = {name(f.request) for f in mine if f.request and f.request > 0}
     if head == "crash" and step:  # (the requests of the step that crashes)
         decl = model.spec_cls._actions.get(trace.steps[step].action or "")
         from .lang.declare import RequestDomain
@@ -167,9 +167,12 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
         if f.pool is None or not f.other:
             continue
         if head in ("read-unowned", "write-unowned", "double-free"):
-            involved |= set(_holders(model, f.pool, f.other))
+            involved |= {h for h in _holders(model, f.pool, f.other) if h not in model.pools[f.pool].owners}
         elif head == "free-in-flight" or (head == "stale-read" and model.pools[f.pool].keys is None):
             involved.add(name(f.other))
+        elif head in ("free-pinned", "count-below-zero"):
+            # (who holds or pins the page: a pin value is laid out like the holders)
+            involved |= {h for h in _holders(model, f.pool, f.other) if h not in model.pools[f.pool].owners}
     requests = sorted(involved)
     pages = sorted({(f.pool, f.page) for f in mine if f.pool is not None})
     msg = _message(model, trace, head, mine, step)
@@ -177,17 +180,31 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
 
 
 def _holders(model: Model, pool: str, v: int) -> list[str]:
-    """The requests in an owner value (a request id, or a set of holders in a shared pool)."""
-    if model.pools[pool].shared:
-        return [f"r{r}" for r in range(1, model.requests + 1) if v >> (r - 1) & 1]
+    """The holders in an owner value (a request id, or in a shared pool the requests and
+    owners holding a reference)."""
+    info = model.pools[pool]
+    if info.shared:
+        return [name for name, _ in info.holders().counts(v, model.env)]
     return [model.request_name(v)] if v else []
 
 
 def _holder_text(model: Model, pool: str, v: int) -> str:
-    names = _holders(model, pool, v)
-    if not names:
+    info = model.pools[pool]
+    if not v:
         return "free"
-    return ("held by " if model.pools[pool].shared else "owned by ") + ", ".join(names)
+    if info.counted is not None:  # (how many references each holds)
+        names = [name if n == 1 else f"{name} x{n}" for name, n in info.holders().counts(v, model.env)]
+    else:
+        names = _holders(model, pool, v)
+    return ("held by " if info.shared else "owned by ") + ", ".join(names)
+
+
+def _pinned_text(model: Model, pool: str, v: int) -> str:
+    """Who pins a page, in words (a pin value is laid out like a shared pool's holders)."""
+    counts = model.pools[pool].holders().counts(v or 0, model.env)
+    if not counts:
+        return "pinned by nobody"
+    return "pinned by " + ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts)
 
 
 def _pages_text(ps: list[int]) -> str:
@@ -211,7 +228,7 @@ def _released_at(model: Model, trace: Trace, pool: str, page: int, who: str, bef
 
     def holds(i: int) -> bool:
         v = trace.steps[i].state[var][page]
-        return who in v if isinstance(v, (set, frozenset)) else v == who
+        return who in v if isinstance(v, (set, frozenset, tuple)) else v == who
 
     for i in range(min(before, len(trace.steps)) - 1, 0, -1):
         if holds(i - 1) and not holds(i):
@@ -234,7 +251,11 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
     """What `flags` (all in one pool, except for leak) say happened, without the step."""
     name = model.request_name
     pool = flags[0].pool
-    actor = name(flags[0].request) if flags[0].request else ""
+    actor = model.holder_name(pool, flags[0].request) if flags[0].request else ""
+    if flags[0].request and flags[0].request < 0:  # (an owner that is not a request: "the cache")
+        actor_is = f"owner {actor}"
+    else:
+        actor_is = f"request {actor}"
     if prop == "stale-read":
         by_content: dict[int, list[int]] = defaultdict(list)
         for f in flags:
@@ -283,11 +304,27 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
     if prop == "double-free":
         parts = [f"page {f.page} ({'already free' if f.other == 0 else _holder_text(model, pool, f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
-        return f"request {actor} freed {pool} {', '.join(parts)}: the page can end up with two owners."
+        return f"{actor_is} freed {pool} {', '.join(parts)}: the page can end up with two owners."
+    if prop == "count-below-zero":
+        pins = [f for f in flags if f.text == "pin"]
+        refs = [f for f in flags if f.text != "pin"]
+        said = []
+        if refs:
+            said.append(f"dropped a reference to {pool} {_pages_text(sorted(f.page for f in refs))}, which nobody"
+                        " holds (already free)")
+        if pins:
+            parts = [f"page {f.page} ({_pinned_text(model, pool, f.other)})" for f in sorted(pins, key=lambda f: f.page)]
+            said.append(f"dropped a pin of {pool} {', '.join(parts)} that it does not have")
+        return (f"{actor_is} " + "; and ".join(said) + ": a reference count goes below zero (a real counter"
+                " wraps, or takes another holder's reference with it).")
+    if prop == "free-pinned":
+        parts = [f"page {f.page} ({_pinned_text(model, pool, f.other)})" for f in sorted(flags, key=lambda f: f.page)]
+        return (f"{actor_is} dropped the last reference to {pool} {', '.join(parts)}: the page is free and can be"
+                " handed out again while a holder still has it pinned.")
     if prop == "free-in-flight":
         ps = sorted(f.page for f in flags)
         xfer = ", ".join(sorted({name(f.other) for f in flags}))
-        return (f"request {actor} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
+        return (f"{actor_is} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
                 " of it was still in flight: the write can land after the page is reused.")
     if prop == "crash":
         texts = list(dict.fromkeys(f.text for f in flags if f.text))

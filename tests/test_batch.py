@@ -168,6 +168,12 @@ def test_symmetry_never_changes_the_verdict_on_the_batch_test_specs(spec):
     """Same verdict, property and shortest length with and without symmetry, with and without
     each spec's fix; complete runs stand for the unreduced count."""
     path = _batch_spec(spec)
+    if any(p.shared for p in model_for(path).pools.values()):
+        # a shared pool's holders are bit fields per request, which symmetry does not permute:
+        # it refuses the spec rather than reduce it unsoundly
+        with pytest.raises(UsageError, match="not interchangeable"):
+            batch.check(model_for(path), symmetry=True)
+        return
     for fixes in ([], list(model_for(path).spec_cls._fixes)):
         model = model_for(path, fixes=fixes)
         plain, reduced = batch.check(model), batch.check(model, symmetry=True)

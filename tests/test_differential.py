@@ -274,7 +274,9 @@ FEATURE_WORDS = (
     ("(within=", "bounded response"), ("@measure", "measure"), ("limit2 = param(", "derived parameter"),
     ("s.written(", "written"), ("(self, s, r):\n        return", "invariant of each request"), ("s.crash(", "crash"),
     ('s.land(r, "', "partial landing"), (")  # keys", "keyed send"),
-    ('", key=', "written of a key"),
+    ('", key=', "written of a key"), ("counted=", "counted"), ("owners=", "owners"), ("pins=True", "pins"),
+    ("s.pin(", "pin"), ("s.unpin(", "unpin"), ("s.references(", "references"), ("s.pinned_pages(", "pinned pages"),
+    ("\", 'cache', ", "an owner as a holder"),
 )
 
 

@@ -9,12 +9,14 @@ for anything but a violation.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import ROOT, run_cli
 
+from ownership import check, read_itf
 from ownership.api import model_for
 from ownership.engines import batch, bmc, explicit, fuzz, partitioned
 from ownership.errors import SpecError, UsageError
@@ -207,6 +209,96 @@ def test_a_transfer_between_keyed_pools_copies_the_keys_in_order_in_every_engine
     view.reset(states[-1])
     assert [_v(k) for k in view._array("decode.content")] == [1, 2]
     assert [_v(k) for k in view._array("decode.incoming")] == [0, 0]
+
+
+def test_a_page_the_cache_holds_and_a_request_pins_is_not_evicted_in_any_engine():
+    """Owners that are not requests and pins (issue 13, item 6): SGLang's radix tree holds the
+    page (owner "cache"), r2 pins it (inc_lock_ref); evicting it under the pin is free-pinned."""
+    assert _same(_answers("evict_pinned.py")) == ("violated", "free-pinned", 3)
+    assert _same(_answers("evict_pinned.py", fixes=("evict-only-unlocked",)))[0] == "verified"
+    v = batch.check(model_for(_path("evict_pinned.py"))).violation
+    assert v.message == ("step 3, evict(): owner cache dropped the last reference to kv page 0 (pinned by r2):"
+                         " the page is free and can be handed out again while a holder still has it pinned.")
+    assert v.requests == ["r2"]  # (who pins it; the cache is not a request)
+
+
+def test_a_reference_dropped_once_more_than_taken_goes_below_zero_in_every_engine():
+    """Counted holders (issue 13, item 6): the request holds its page twice (its own reference
+    and the transfer's); released at the grammar error and again at the terminal state (#30937)."""
+    assert _same(_answers("release_twice_counted.py")) == ("violated", "count-below-zero", 3)
+    assert _same(_answers("release_twice_counted.py", fixes=("release-at-terminal-state",)))[0] == "verified"
+    model = model_for(_path("release_twice_counted.py"), fixes=("release-at-terminal-state",))
+    states, flags = _run(model, "forward_and_send(r=r1)")
+    view = Concrete(model).view
+    view.reset(states[-1])
+    assert _v(view.references("prefill", 0, 1)) == 2 and model.show(states[-1])["prefill.holders"] == [("r1", "r1")]
+    states, _ = _run(model, "forward_and_send(r=r1)", "grammar_error(r=r1)", "transfer_terminal(r=r1)")
+    view.reset(states[-1])
+    assert _v(view.references("prefill", 0, 1)) == 0 and _v(view.free_pages("prefill")) == 1
+
+
+@pytest.mark.parametrize("spec, fix, holders", [
+    ("release_twice_counted.py", "release-at-terminal-state", {"#tup": ["r1", "r1"]}),
+    ("evict_pinned.py", "evict-only-unlocked", {"#set": ["cache"]}),
+])
+def test_counted_holders_owners_and_pins_round_trip_through_itf_show_and_replay(tmp_path, spec, fix, holders):
+    """The holders of a counted pool are a tuple in ITF, an owner is named, a pin is marked."""
+    out = tmp_path / "t.itf.json"
+    run = run_cli("check", _path(spec), "--out", str(out))
+    assert run.code == 1
+    doc = json.loads(out.read_text())
+    pool = next(k.removesuffix(".holders") for k in doc["states"][0] if k.endswith(".holders"))
+    assert any(holders in s[f"{pool}.holders"] for s in doc["states"])  # (a page's holders, in some state)
+    trace = read_itf(str(out))
+    assert trace == check(_path(spec)).trace
+    again = run_cli("replay", str(out), "--spec", _path(spec))
+    assert again.code == 1 and "still violated" in again.out
+    fixed = run_cli("replay", str(out), "--spec", _path(spec), "--fix", fix)
+    assert fixed.code == 0 and "no longer violates" in fixed.out
+    html = tmp_path / "t.html"
+    assert run_cli("show", str(out), "--html", str(html)).code == 0 and html.stat().st_size > 0
+    shown = run_cli("show", str(out), "--no-pager")
+    assert ("p pinned" in shown.out) == ("pins" in spec or "pinned" in spec)
+
+
+def _spec(tmp_path, body: str, pool_decl: str = 'kv = pool(2, counted=1, owners=("cache",), pins=True)'):
+    spec = tmp_path / "holders.py"
+    spec.write_text("from ownership import Request, Spec, action, page, pool\n\n\nclass Holders(Spec):\n"
+                    f"    requests = 1\n    {pool_decl}\n\n    @action\n    def go(self, s, r: Request):\n"
+                    + "".join(f"        {line}\n" for line in body.splitlines()))
+    return str(spec)
+
+
+@pytest.mark.parametrize("pool_decl, body, what", [
+    ('kv = pool(2, counted=1)', 's.alloc("kv", r, 1)\ns.share("kv", r, page(0))',
+     'share(): request r1 would hold pool kv page 0 more than 1 time, the most that pool kv counts'),
+    ('kv = pool(2, counted=2, pins=True)', 's.pin("kv", r, page(1))\ns.pin("kv", r, page(1))\ns.pin("kv", r, page(1))',
+     'pin(): request r1 would hold pool kv page 1 more than 2 times'),
+])
+def test_more_references_than_a_pool_counts_is_a_spec_error_at_its_line(tmp_path, pool_decl, body, what):
+    model = model_for(_spec(tmp_path, body, pool_decl))
+    with pytest.raises(SpecError) as e:
+        batch.check(model)
+    assert what in str(e.value) and e.value.line == 10 + len(body.splitlines()) - 1
+
+
+@pytest.mark.parametrize("pool_decl, body, what", [
+    ('kv = pool(2)', 's.free("kv", "cache", page(0))', "'cache' is not an owner of pool kv; it has none besides requests"),
+    ('kv = pool(2, owners=("cache",))', 's.free("kv", "cahce", page(0))', "'cahce' is not an owner of pool kv; its owners"
+     " besides requests are cache. Did you mean 'cache'?"),
+    ('kv = pool(2, owners=("cache",))', 's.write("kv", "cache", page(0))', "write(): 'cache' is not a request"),
+    ('kv = pool(2, owners=("cache",))', 's.pin("kv", r, page(0))', "pin(): pool kv keeps no pins; declare it with"
+     " pool(..., pins=True)"),
+    ('kv = pool(2, owners=("r2",))', 'pass', "'r2' is not an owner's name"),
+    ('kv = pool(2, owners=("cache", "cache"))', 'pass', "an owner is named twice"),
+    ('kv = pool(2, counted=0)', 'pass', "counted is how many references one holder may have on a page"),
+    ('kv = pool(2, counted=2, order="lifo")', 'pass', "a shared pool hands out its lowest free pages"),
+])
+def test_a_holder_a_pool_does_not_have_is_refused_at_its_line(tmp_path, pool_decl, body, what):
+    with pytest.raises(SpecError) as e:
+        batch.check(model_for(_spec(tmp_path, body, pool_decl)))
+    assert what in str(e.value), str(e.value)
+    assert e.value.line is not None
 
 
 def test_a_partial_landing_without_its_pool_is_refused_at_its_line(tmp_path):

@@ -167,7 +167,7 @@ def _node_label(model: Model, state: tuple[int, ...], n: int) -> str:
         inflight = shown.get(f"{pool}.inflight", [])
         cells = []
         for p, (o, c) in enumerate(zip(owners, contents)):
-            who = "+".join(sorted(o)) if isinstance(o, frozenset) else str(o)
+            who = "+".join(sorted(o)) if isinstance(o, (frozenset, tuple)) else str(o)  # (counted: a tuple)
             cells.append(f"{'-' if who in ('free', '') else who}:{c}" + ("~" if p < len(inflight) and inflight[p] != "none" else ""))
         lines.append(f"{pool}: " + " ".join(cells))
     return "\n".join(lines) + "\n"

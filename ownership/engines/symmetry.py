@@ -209,6 +209,10 @@ def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
     """Why renaming requests is not a symmetry of this model, or None when it is."""
     from ..interpret.symbolic import trace_model
 
+    shared = [name for name, info in model.pools.items() if info.shared]
+    if shared:  # (a page's holders are bit fields per request, which π would have to permute)
+        return (f"pool {shared[0]} is shared: a page's holders are fields per request of one integer, which the"
+                " reduction does not permute")
     traced = trace_model(model)
     g = bm.graph
     table: dict[Any, int] = {}

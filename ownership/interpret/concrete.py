@@ -301,7 +301,7 @@ class ConcreteState(KernelOperations, StateView):
                                    None if expected is None else _v(expected), text))
 
     def _check(self, kind: str, bad: Any, message: Any) -> None:
-        if bad:
+        if _v(bad):
             raise _fault(message())
 
     def _outside(self, v: Any, lo: int, hi: int | None) -> Any:

@@ -241,19 +241,58 @@ class RequestDomain(Domain):
 Request = RequestDomain()
 
 
-class RequestSetDomain(Domain):
-    """Sets of requests as a bitmask (bit r-1 for request r), shown as a set of names."""
+class HolderDomain(Domain):
+    """The holders of a page of a shared pool: requests 1..requests, then the pool's owners
+    that are not requests (`owners=`), each a field of `bits` bits of one integer (bit r-1
+    for request r in a pool without counts). Shown as a set of names, or, in a counted pool
+    (`counted=N`: how many references each holder has), as a sorted tuple that names a holder
+    once per reference."""
+
+    def __init__(self, owners: tuple[str, ...] = (), counted: int | None = None) -> None:
+        self.owners = owners
+        self.counted = counted
+        self.bits = 1 if counted is None else max(counted.bit_length(), 1)
+
+    def names(self, env: dict[str, int]) -> list[str]:
+        """Every holder, in field order: r1..rN, then the owners."""
+        return [f"r{r}" for r in range(1, env["requests"] + 1)] + list(self.owners)
+
+    def counts(self, v: int, env: dict[str, int]) -> list[tuple[str, int]]:
+        """(holder, how many references) for each holder of value v."""
+        field = (1 << self.bits) - 1
+        out = []
+        for k, name in enumerate(self.names(env)):
+            n = v >> (k * self.bits) & field
+            if n:
+                out.append((name, n))
+        return out
 
     def bounds(self, env: dict[str, int]) -> tuple[int, int]:
-        return 0, (1 << env["requests"]) - 1
+        return 0, (1 << (self.bits * len(self.names(env)))) - 1
 
     def show(self, v: int, env: dict[str, int]) -> Any:
-        return frozenset(f"r{r}" for r in range(1, env["requests"] + 1) if v >> (r - 1) & 1)
+        if self.counted is None:
+            return frozenset(name for name, _ in self.counts(v, env))
+        return tuple(name for name, n in self.counts(v, env) for _ in range(n))
 
     def parse(self, x: Any, env: dict[str, int]) -> int:
-        if not isinstance(x, (set, frozenset)):
-            raise ValueError(f"expected a set of request names, got {x!r}")
-        return sum(1 << (Request.parse(name, env) - 1) for name in x)
+        names = self.names(env)
+        kind = (set, frozenset) if self.counted is None else (tuple, list)
+        if not isinstance(x, kind):
+            raise ValueError(f"expected {'a set' if self.counted is None else 'a tuple'} of holders"
+                             f" ({', '.join(names)}), got {x!r}")
+        out = 0
+        for name in x:
+            if name not in names:
+                raise ValueError(f"expected a holder ({', '.join(names)}), got {name!r}")
+            unit = 1 << (names.index(name) * self.bits)
+            if self.counted is None:
+                out |= unit
+            elif (out >> (names.index(name) * self.bits) & ((1 << self.bits) - 1)) >= self.counted:
+                raise ValueError(f"{name} holds more than {self.counted} references in {list(x)!r}")
+            else:
+                out += unit
+        return out
 
 
 class KeyDomain(Domain):
@@ -328,12 +367,21 @@ class Pool:
     ORDERS = ("lowest", "lifo")
 
     def __init__(self, pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "",
-                 shared: bool = False, keys: Any = None) -> None:
+                 shared: bool = False, keys: Any = None, counted: Any = None, owners: Any = (),
+                 pins: bool = False) -> None:
         if order not in self.ORDERS:
-            raise SpecError(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
+            raise _pool_error(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
+        owners = _owner_names(owners)
+        if counted is not None and not isinstance(counted, ParamExpr) and (
+                isinstance(counted, bool) or not isinstance(counted, int) or counted < 1):
+            raise _pool_error(f"pool(..., counted={counted!r}): counted is how many references one holder"
+                              " may have on a page, an integer of at least 1 or a parameter"
+                              " (counted=2: a request may hold a page twice)")
+        # references counted, owners that are not requests, pins: all are holders of a shared pool
+        shared = shared or counted is not None or bool(owners) or pins
         if shared and order == "lifo":
-            raise SpecError("a shared pool hands out its lowest free pages (order=\"lowest\"); a"
-                            " free-list order of a shared pool belongs in the spec's own state")
+            raise _pool_error("a shared pool hands out its lowest free pages (order=\"lowest\"); a"
+                              " free-list order of a shared pool belongs in the spec's own state")
         self.name = ""
         self.pages = pages
         self.order = order
@@ -341,6 +389,9 @@ class Pool:
         self.help = help
         self.shared = shared
         self.keys = keys
+        self.counted = counted
+        self.owners = owners
+        self.pins = pins
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -350,7 +401,8 @@ class Pool:
 
 
 def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "",
-         shared: bool = False, keys: Any = None) -> Any:
+         shared: bool = False, keys: Any = None, counted: Any = None, owners: Any = (),
+         pins: bool = False) -> Any:
     """Declare a node's page pool.
 
     `order`: which free page `alloc` hands out first: "lowest" (lowest free index) or "lifo"
@@ -361,8 +413,39 @@ def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "
     SGLang's radix lock_ref); the kernel then keeps the set of holders, and `s.share` adds one.
     `keys`: a page's content is a key 1..keys chosen by the spec (e.g. a prefix's block hash)
     instead of the writing request, so that requests with the same prefix read the same KV.
+    `counted`: a holder may hold a page up to this many times (a reference count per holder:
+    each `share` adds one, each `free` drops one); dropping a reference nobody has is
+    `count-below-zero`. Implies `shared`.
+    `owners`: holders that are not requests, by name (the prefix cache's own reference, an
+    offload worker): `s.share(pool, "cache", pages)`. Implies `shared`.
+    `pins`: holders may also pin pages (`s.pin`, `s.unpin`: SGLang's lock_ref beside the radix
+    tree's reference); dropping a page's last reference while it is pinned is `free-pinned`.
+    Implies `shared`.
     """
-    return Pool(pages, order=order, warm=warm, help=help, shared=shared, keys=keys)
+    return Pool(pages, order=order, warm=warm, help=help, shared=shared, keys=keys, counted=counted,
+                owners=owners, pins=pins)
+
+
+def _pool_error(message: str) -> SpecError:
+    from .location import spec_location
+
+    file, line = spec_location()
+    return SpecError(message, file=file, line=line)
+
+
+def _owner_names(owners: Any) -> tuple[str, ...]:
+    """The owners of a pool that are not requests: distinct identifiers, none like a request."""
+    if isinstance(owners, str):
+        owners = (owners,)
+    if not isinstance(owners, (tuple, list)):
+        raise _pool_error(f"pool(..., owners={owners!r}): owners are names, e.g. owners=(\"cache\", \"offload\")")
+    for o in owners:
+        if not isinstance(o, str) or not o.isidentifier() or (o[:1] == "r" and o[1:].isdigit()) or o in ("free", "none"):
+            raise _pool_error(f"pool(..., owners=...): {o!r} is not an owner's name; an owner is named by an"
+                              " identifier that is not a request's name (r1, r2, ...) nor free or none, e.g. \"cache\"")
+    if len(set(owners)) != len(owners):
+        raise _pool_error(f"pool(..., owners={tuple(owners)!r}): an owner is named twice")
+    return tuple(owners)
 
 
 # --------------------------------------------------------------------------- state slots

@@ -23,6 +23,7 @@ KINDS: dict[str, str] = {
     "request": "a request id outside 1..requests",
     "key": "a content key outside the pool's keys",
     "alloc": "an allocation of a negative number of pages",
+    "count": "a holder taking more references (or pins) to a page than its pool counts",
 }
 
 
@@ -76,5 +77,11 @@ def alloc_message(pool: str, n: int) -> str:
     return f"alloc({pool!r}, r, {n}): a request cannot take a negative number of pages"
 
 
-__all__ = ["KINDS", "Fault", "alloc_message", "division_message", "domain_message", "index_message",
+def count_message(op: str, pool: str, page: int, who: str, counted: int) -> str:
+    return (f"{op}: {who} would hold pool {pool} page {page} more than {counted} time{'s' if counted != 1 else ''},"
+            f" the most that pool {pool} counts (pool(..., counted={counted})): raise counted, or require"
+            f" s.references({pool!r}, {page}, ...) < {counted} before taking one more")
+
+
+__all__ = ["KINDS", "Fault", "alloc_message", "count_message", "division_message", "domain_message", "index_message",
            "key_message", "pool_message", "request_message", "shift_message"]

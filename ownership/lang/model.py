@@ -18,13 +18,13 @@ from .declare import (
     ActionDecl,
     BoolDomain,
     Domain,
+    HolderDomain,
     IntRange,
     KeyDomain,
     PageSetDomain,
     Pool,
     PropertyDecl,
     RequestDomain,
-    RequestSetDomain,
     _resolve,
     as_domain,
 )
@@ -116,6 +116,13 @@ class PoolInfo:
     shared: bool = False      # holders (a set of requests) instead of one owner
     keys: int | None = None   # content is a spec-chosen key 1..keys instead of a request
     earlier: int = 0          # the content value of KV from before the trace (warm pools)
+    counted: int | None = None  # how many references one holder may have (None: a set of holders)
+    owners: tuple[str, ...] = ()  # holders that are not requests, after the requests
+    pins: bool = False        # holders may pin pages (`{pool}.pins`, laid out like the holders)
+
+    def holders(self) -> HolderDomain:
+        """The domain of a page's holders (and pins) in a shared pool."""
+        return HolderDomain(self.owners, self.counted)
 
     def content_name(self, v: int) -> str:
         """A content value in words: a request, a key, never written, or earlier KV."""
@@ -157,7 +164,11 @@ class Model:
                                 file=self.spec_cls.source_file())
             keys = None if p.keys is None else _resolve(p.keys, self.env)
             earlier = (keys if keys is not None else self.requests) + 1
-            self.pools[name] = PoolInfo(name, size, p.order, p.warm, p.shared, keys, earlier)
+            counted = None if p.counted is None else _resolve(p.counted, self.env)
+            if counted is not None and counted < 1:
+                raise SpecError(f"pool {name}: counted={p.counted!r} is {counted}; a holder may hold a page at"
+                                " least once (counted=1 or more)", file=self.spec_cls.source_file())
+            self.pools[name] = PoolInfo(name, size, p.order, p.warm, p.shared, keys, earlier, counted, p.owners, p.pins)
         self.slots: list[SlotInfo] = []
         self.by_name: dict[str, SlotInfo] = {}
         init: list[int] = []
@@ -188,8 +199,11 @@ class Model:
             transfer = RequestDomain(none="none")
             warm = info.earlier if info.warm else 0
             if info.shared:
-                self._add(SlotInfo(f"{pname}.holders", "page", RequestSetDomain(), 0, info.size, 0, 0, 0, pname, True),
+                self._add(SlotInfo(f"{pname}.holders", "page", info.holders(), 0, info.size, 0, 0, 0, pname, True),
                           [0] * info.size, init)
+                if info.pins:
+                    self._add(SlotInfo(f"{pname}.pins", "page", info.holders(), 0, info.size, 0, 0, 0, pname, True),
+                              [0] * info.size, init)
             else:
                 self._add(SlotInfo(f"{pname}.owner", "page", RequestDomain(none="free"), 0, info.size, 0, 0, 0, pname, True),
                           [0] * info.size, init)
@@ -237,10 +251,23 @@ class Model:
     def property_names(self) -> list[str]:
         """Every property that can be checked: the kernel's, the spec's invariants, then the
         liveness properties (the spec's, the kernel's it names)."""
-        from .properties import CRASH, LEAK, PROPERTIES
+        from .properties import LEAK, PROPERTIES
 
-        kernel = [p for p in PROPERTIES if (p != LEAK or self.checks_leak) and (p != CRASH or self.can_crash)]
+        kernel = [p for p in PROPERTIES if self.models(p) and (p != LEAK or self.checks_leak)]
         return kernel + [p.name for p in self.invariants] + self._liveness_names()
+
+    def models(self, prop: str) -> bool:
+        """Whether this spec has kernel property `prop` at all: `crash` where an action can
+        crash, `free-pinned` where a pool keeps pins, `count-below-zero` where one counts
+        references or keeps pins; every other always (`leak` is listed, checked or not)."""
+        from .properties import COUNT_BELOW_ZERO, CRASH, FREE_PINNED
+
+        pins = any(p.pins for p in self.pools.values())
+        if prop == FREE_PINNED:
+            return pins
+        if prop == COUNT_BELOW_ZERO:
+            return pins or any(p.counted is not None for p in self.pools.values())
+        return prop != CRASH or self.can_crash
 
     def _liveness_names(self) -> list[str]:
         return [p.name for p in self.liveness] + self.kernel_liveness
@@ -334,6 +361,12 @@ class Model:
             except (ValueError, TypeError) as e:
                 raise ValueError(f"{s.name}: {e}") from None
         return tuple(out)
+
+    def holder_name(self, pool: str | None, v: int) -> str:
+        """A holder as a flag names it: a request, or (-k-1) the k-th owner of the pool."""
+        if v < 0 and pool is not None and -v <= len(self.pools[pool].owners):
+            return self.pools[pool].owners[-v - 1]
+        return self.request_name(v)
 
     def request_name(self, r: int) -> str:
         if r == self.earlier:

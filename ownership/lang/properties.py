@@ -13,6 +13,8 @@ READ_UNOWNED = "read-unowned"
 WRITE_UNOWNED = "write-unowned"
 FREE_IN_FLIGHT = "free-in-flight"
 DOUBLE_FREE = "double-free"
+FREE_PINNED = "free-pinned"
+COUNT_BELOW_ZERO = "count-below-zero"
 CRASH = "crash"
 LEAK = "leak"
 
@@ -23,6 +25,8 @@ PROPERTIES: dict[str, str] = {
     WRITE_UNOWNED: "a write or a landing transfer hits a page that the writer does not own (freed and reused meanwhile)",
     FREE_IN_FLIGHT: "a page is freed while a transfer into or out of it is in flight (too-early free)",
     DOUBLE_FREE: "a page is freed that is free already, or owned by another request",
+    FREE_PINNED: "a page loses its last reference while it is pinned (evicted or freed under a pin); only in specs with a pool with pins",
+    COUNT_BELOW_ZERO: "a holder drops a reference nobody holds, or a pin it does not have: a reference count goes below zero; only in specs with a counted pool or pins",
     CRASH: "a step makes the engine's own code fail (an exception, an assertion: `s.crash` in a spec), and with its process every request on it; only in specs that model one",
     LEAK: "a finished request still owns a page (it was never returned to the pool)",
 }
@@ -39,8 +43,8 @@ LIVENESS: dict[str, str] = {
 
 #: The kernel's operations on the state `s` of an action (ownership.kernel.KernelOperations):
 #: a slot must not take one of these names, or `s.<name>` would not reach it.
-OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "holds", "send", "land", "owned",
-              "free_pages", "in_flight", "reused", "written")
+OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "pin", "unpin", "holds", "references", "pinned_pages",
+              "send", "land", "owned", "free_pages", "in_flight", "reused", "written")
 
-__all__ = ["CRASH", "DOUBLE_FREE", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
+__all__ = ["COUNT_BELOW_ZERO", "CRASH", "DOUBLE_FREE", "FREE_PINNED", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
            "OPERATIONS", "PROPERTIES", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

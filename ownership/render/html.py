@@ -28,7 +28,6 @@ from ..trace import Trace
 from .escape import printable
 from .text import show_value
 from .viewer import (
-    MARKS,
     STATUSES,
     arg_text,
     build_view,
@@ -36,6 +35,7 @@ from .viewer import (
     effects,
     is_kernel_var,
     lane_of,
+    marks_of,
     page_grid,
     step_label,
     title_of,
@@ -98,7 +98,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         "messages": [{"from": m.source_step, "to": m.step, "src": m.src, "dst": m.dst, "request": m.request}
                      for m in view.messages],
         "properties": view.properties,
-        "marks": [[name, sym, text] for name, (sym, _, text) in MARKS.items()],
+        "marks": [[name, sym, text] for name, (sym, _, text) in marks_of(trace).items()],
         "statuses": [[name, word, text] for name, (word, _, text) in STATUSES.items()],
         "steps": steps,
     }

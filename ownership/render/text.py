@@ -463,8 +463,8 @@ def render_spec(model: Any, label: str) -> str:
     lines.append("")
     lines.append("Properties:")
     for name, text in PROPERTIES.items():
-        if name == "crash" and not model.can_crash:
-            continue  # (listed for a spec whose actions can crash: s.crash)
+        if not model.models(name):
+            continue  # (crash, free-pinned, count-below-zero: listed where the spec models them)
         if name == "leak" and not model.checks_leak:
             lines.append(f"  {name}  (not checked: the spec defines no finished())")
         else:
@@ -507,12 +507,13 @@ def spec_json(model: Any) -> dict[str, Any]:
         "fixes": [{"name": n, "help": fx.help} for n, fx in cls._fixes.items()],
         "releases": {release: list(names) for release, names in cls.releases.items()},
         "pools": [{"name": n, "pages": info.size, "sized_by": _sized_by(cls._pools[n]), "order": info.order,
-                   "warm": info.warm, "shared": info.shared, "help": cls._pools[n].help}
+                   "warm": info.warm, "shared": info.shared, "counted": info.counted, "owners": list(info.owners),
+                   "pins": info.pins, "help": cls._pools[n].help}
                   for n, info in model.pools.items()],
         "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc),
                      "fair": d.fair} for d in cls._actions.values()],
         "properties": [{"name": n, "kind": "kernel", "checked": n != "leak" or model.checks_leak, "doc": text}
-                       for n, text in PROPERTIES.items() if n != "crash" or model.can_crash]
+                       for n, text in PROPERTIES.items() if model.models(n)]
         + [{"name": p.name, "kind": "invariant" if p.name in invariants else "sometimes", "checked": True,
             "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]]
         + [{"name": p.name, "kind": p.kind, "checked": p.name not in model.skip, "doc": _first_paragraph(p.doc),

@@ -28,7 +28,7 @@ from .escape import printable
 from .text import changes, show_value
 
 #: The kernel's shadow slots of a pool, named "<pool>.<kind>" (ownership.lang.model).
-KERNEL_KINDS = ("owner", "holders", "content", "inflight", "outbound", "free_list")
+KERNEL_KINDS = ("owner", "holders", "pins", "content", "inflight", "outbound", "free_list")
 
 #: Actors in the order their swimlanes appear: the request's path through a PD deployment.
 LANE_ORDER = ("client", "router", "prefill", "transfer", "decode")
@@ -46,6 +46,7 @@ MARKS: dict[str, tuple[str, str, str]] = {
     "unwritten": ("?", "yellow", "owned but never written (a read sees garbage)"),
     "inflight": ("~", "cyan", "a transfer's write into it is in flight"),
     "outbound": ("^", "cyan", "a transfer is reading out of it"),
+    "pinned": ("p", "blue", "pinned: a holder keeps its last reference from going (a pool with pins)"),
     "violation": ("*", "bold white on red", "named in the violation"),
 }
 
@@ -291,6 +292,8 @@ def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
     contents = _page_values(state, pool, "content", size, "none")
     inflight = _page_values(state, pool, "inflight", size, "none")
     outbound = _page_values(state, pool, "outbound", size, "none")
+    pins = state.get(f"{pool}.pins")
+    pinned = [bool(_holders(x)) for x in pins] if isinstance(pins, list) else [False] * size
     reader = reader_at(trace, i)
     v = trace.violation
     named = {p for pl, p in v.pages if pl == pool} if v is not None and v.step == i else set()
@@ -310,6 +313,8 @@ def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
             marks.append("inflight")
         if outbound[p] != "none":
             marks.append("outbound")
+        if p < len(pinned) and pinned[p]:
+            marks.append("pinned")
         if p in named:
             marks.append("violation")
         label = trace.page_id(pool, p) if trace.page_ids else None
@@ -459,13 +464,17 @@ def _hazards(trace: Trace, i: int, pools: list[str]) -> dict[str, str]:
     return out
 
 
+#: Kernel properties that a spec has only where it models them: a crash, counted pools, pins.
+_WHERE_MODELLED = ("crash", "free-pinned", "count-below-zero")
+
+
 def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dict[str, PropertyStatus]]]:
     """The properties and each one's status at each step (none for a foreign trace)."""
     if trace.foreign:
         return [], [{} for _ in trace.steps]
     v = trace.violation
     props = list(trace.properties) if trace.engine == "monitor" else [
-        p for p in PROPERTIES if p != "crash" or p in trace.properties]  # (crash: a spec that can crash)
+        p for p in PROPERTIES if p not in _WHERE_MODELLED or p in trace.properties]
     if v is not None:
         props += [p for p in [v.property, *v.also] if p not in props]
     out = []
@@ -677,10 +686,16 @@ def _why_lines(why: Why) -> list[Line]:
 # --------------------------------------------------------------------------- terminal view
 
 
-def _legend() -> list[Line]:
+def marks_of(trace: Trace) -> dict[str, tuple[str, str, str]]:
+    """The page marks a trace can show: `pinned` only where a pool keeps pins."""
+    pins = any(k.endswith(".pins") for k in (trace.steps[0].state if trace.steps else {}))
+    return {name: m for name, m in MARKS.items() if name != "pinned" or pins}
+
+
+def _legend(trace: Trace) -> list[Line]:
     out: list[Line] = [[("Page marks: ", "bold")]]
     line: Line = [("  ", None)]
-    for name, (sym, style, text) in MARKS.items():
+    for name, (sym, style, text) in marks_of(trace).items():
         if name == "free":
             text = "free"
         line += [(sym, style), (f" {text}", None)]
@@ -914,7 +929,7 @@ def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, wi
     if step is not None:
         if show_pools:
             out.append([])
-            out.extend(_legend())
+            out.extend(_legend(trace))
         out.append([])
         out.extend(_step_detail(trace, view, step, narrative, width, full=not diff, alone=True))
     elif diff:
@@ -932,7 +947,7 @@ def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, wi
         out.extend(_timeline(trace, view, narrative))
         if show_pools:
             out.append([])
-            out.extend(_legend())
+            out.extend(_legend(trace))
         if v is not None:
             out.append([])
             out.append([(f"The violating step, {v.step}:", "bold")])

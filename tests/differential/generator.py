@@ -76,6 +76,7 @@ FEATURES = frozenset({
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
     "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing", "keyed-send",
+    "counted", "owners", "pins",
 })
 
 
@@ -122,6 +123,13 @@ class PoolDecl:
     shared: bool = False
     keys: int | None = None
     sized_by: str | None = None   # the parameter giving its size, if any
+    counted: int | None = None    # references per holder (a counted shared pool)
+    owners: tuple[str, ...] = ()  # holders that are not requests
+    pins: bool = False
+
+    def most(self) -> int:
+        """The most references (or pins) one holder may have on a page."""
+        return self.counted or 1
 
     @property
     def mask(self) -> int:
@@ -137,6 +145,12 @@ class PoolDecl:
             opts.append("shared=True")
         if self.keys is not None:
             opts.append(f"keys={self.keys}")
+        if self.counted is not None:
+            opts.append(f"counted={self.counted}")
+        if self.owners:
+            opts.append(f"owners={self.owners!r}")
+        if self.pins:
+            opts.append("pins=True")
         return f"{self.name} = pool({', '.join(opts)})"
 
 
@@ -310,8 +324,12 @@ class _Writer:
             sized_by = f"{name}_pages"
             self.params[sized_by] = pages
         keys = self.int_in(1, 2) if "keyed" in kind else None
+        shared = kind.startswith("shared")
+        counted = self.int_in(1, 2) if shared and self.has("counted") and self.chance(2) else None
+        owners = ("cache",) if shared and self.has("owners") and self.chance(2) else ()
+        pins = shared and self.has("pins") and self.chance(2)
         return PoolDecl(name, pages, "lifo" if kind == "lifo" else "lowest", warm,
-                        kind.startswith("shared"), keys, sized_by)
+                        shared, keys, sized_by, counted, owners, pins)
 
     def slot(self) -> SlotDecl | None:
         kinds = [k for k, f in (("int", "int-slots"), ("bool", "bool-slots"), ("pages", "page-slots"),
@@ -386,6 +404,8 @@ class _Writer:
             if self.has("if"):
                 options.append(("if", lambda: self.if_int(scope, d)))
             options.append(("count", lambda: self.count(scope, d)))
+            if self.has("kernel") and any(p.shared for p in self.pools.values()) and self.has("counted"):
+                options.append(("refs", lambda: self.refs(scope)))
             if self.has("nth"):
                 options.append(("nth", lambda: self.nth(scope, d)))
             if self.has("select"):
@@ -566,7 +586,20 @@ class _Writer:
     def holds(self, scope: Scope) -> Expr:
         pool = self.pick(list(self.pools))
         page = self.int_in(0, self.pools[pool].pages - 1)
-        return Expr(f's.holds("{pool}", {page}, {scope.req})', BOOL)
+        return Expr(f's.holds("{pool}", {page}, {self.holder(scope, pool)})', BOOL)
+
+    def holder(self, scope: Scope, pool: str) -> str:
+        """Who holds pages of `pool`: the action's request, or one of the pool's owners."""
+        owners = self.pools[pool].owners
+        if owners and self.chance(3) or scope.req is None:
+            return repr(self.pick(list(owners))) if owners else str(self.int_in(1, self.requests))
+        return scope.req
+
+    def refs(self, scope: Scope) -> Expr:
+        """s.references(pool, p, who): how many references a holder has on a page of a shared pool."""
+        pool = self.pick([p for p in self.pools if self.pools[p].shared])
+        page = self.int_in(0, self.pools[pool].pages - 1)
+        return Expr(f's.references("{pool}", {page}, {self.holder(scope, pool)})', INT, hi=self.pools[pool].most())
 
     # -- expressions: page sets ---------------------------------------------------------------
 
@@ -587,9 +620,13 @@ class _Writer:
         if wise:
             options.append(("where", lambda: self.where(scope, self.pick(wise))))
         if self.has("kernel"):
-            if scope.req is not None:
-                options.append(("owned", lambda: Expr(f's.owned("{pool}", {scope.req})', sort, hi=info.mask)))
+            if scope.req is not None or info.owners:
+                options.append(("owned", lambda: Expr(f's.owned("{pool}", {self.holder(scope, pool)})', sort,
+                                                      hi=info.mask)))
             options.append(("free", lambda: Expr(f's.free_pages("{pool}")', sort, hi=info.mask)))
+            if info.pins:  # (the pages anybody pins, or one holder)
+                who = self.pick(["", f", {self.holder(scope, pool)}"])
+                options.append(("pinned", lambda: Expr(f's.pinned_pages("{pool}"{who})', sort, hi=info.mask)))
             if info.keys is None:
                 options.append(("reused", lambda: Expr(f's.reused("{pool}")', sort, hi=info.mask)))
                 if scope.req is not None:
@@ -968,6 +1005,10 @@ class _Writer:
         shared = [p for p in pools if self.pools[p].shared]
         if shared and self.has("share"):
             out.append(("share", lambda: self.page_op(scope, "share", self.pick(shared))))
+        pinning = [p for p in pools if self.pools[p].pins]
+        if pinning:
+            out.append(("pin", lambda: self.page_op(scope, "pin", self.pick(pinning))))
+            out.append(("unpin", lambda: self.page_op(scope, "unpin", self.pick(pinning))))
         return out
 
     def alloc(self, scope: Scope, pool: str) -> None:
@@ -980,7 +1021,8 @@ class _Writer:
         elif n.lo < 0 and (n.static or not scope.partial):
             n = Expr(f"Max({n.text}, 0)", INT, n.static, False, 0, max(n.hi, 0))
         name = self.name("got")
-        self.emit(f'{name} = s.alloc("{pool}", {self.request(scope)}, {n.text})', seeded=seeded)
+        who = self.holder(scope, pool) if self.pools[pool].owners else self.request(scope)
+        self.emit(f'{name} = s.alloc("{pool}", {who}, {n.text})', seeded=seeded)
         got = Expr(name, PAGES(pool), False, True, 0, self.pools[pool].mask)
         scope.locals.append((name, got))
         keep = self._reads(scope, lambda s: s.sort == PAGES(pool))
@@ -993,6 +1035,22 @@ class _Writer:
         pages, seeded = self.op_pages(scope, pool)
         key, key_seeded = self.key(scope, pool) if op in ("write", "read") else ("", None)
         request, request_seeded = self.op_request(scope)
+        info = self.pools[pool]
+        if info.owners and op not in ("write", "read") and request_seeded is None and self.chance(3):
+            request = repr(self.pick(list(info.owners)))  # (an owner that is not a request)
+        if op in ("take", "share", "pin") and info.shared and info.counted is not None and not scope.partial \
+                and seeded is None and request_seeded is None:
+            # one more reference must stay within counted= (else a run-time spec error, kept
+            # for the error family): the action waits while a page would exceed it
+            name = self.name("more")
+            self.emit(f"{name} = {pages}")
+            for p in range(info.pages):
+                if op == "pin":  # (one pin each at most: a deeper pin count is seen through the error only)
+                    held, most = f'count(s.pinned_pages("{pool}", {request}) & page({p}))', 1
+                else:
+                    held, most = f's.references("{pool}", {p}, {request})', info.counted
+                self.emit(f"s.require({held} + If(has({name}, {p}), 1, 0) <= {most})")
+            pages = name
         self.emit(f's.{op}("{pool}", {request}, {pages}{key})', seeded=seeded or key_seeded or request_seeded)
 
     def keyed_send(self, scope: Scope, keyed: list[str]) -> None:

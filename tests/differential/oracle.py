@@ -353,7 +353,7 @@ def liveness(model: Model, oracle: Oracle) -> dict[str, bool | None]:
         for pool, info in model.pools.items():
             key = f"{pool}.{field_name}" if f"{pool}.{field_name}" in shown[model.initial] else f"{pool}.holders"
             for page in range(info.size):
-                ps = {st: shown[st][key][page] not in (idle, frozenset()) for st in states}
+                ps = {st: shown[st][key][page] not in (idle, frozenset(), ()) for st in states}  # (counted: a tuple)
                 qs = {st: not ps[st] for st in states}
                 verdicts.append(_violated(oracle.graph, model.initial, ps, qs, fair))
         out[name] = None if None in verdicts else any(verdicts)
