@@ -11,6 +11,8 @@ maximum resident set), wall time and CPU time for
       would take longer (the row then says so and counts what it reached);
   (b) the batch engine (ownership.engines.batch), one process, and with --workers 2;
   (c) the batch engine with symmetry reduction;
+  (e) the native engine (--native: the search compiled to C, ownership.engines.native), timed
+      with its compiled model in the cache; the first compilation is timed apart;
   (d) SPIN on benchmarks/peers/sglang_pd.pml: `spin -a`, gcc -O2, then ./pan; exhaustive,
       no partial-order reduction (-DNOREDUCE), safety only.
 
@@ -79,12 +81,22 @@ class Row:
 def child(args: argparse.Namespace) -> None:
     """Run one of our engines in this (child) process and print one JSON line."""
     from ownership.api import model_for
-    from ownership.engines import batch, explicit
+    from ownership.engines import batch, explicit, native
 
     params = json.loads(args.params)
     model = model_for("sglang_pd", params=params, fixes=FIXES)
     if args.child == "explicit":
         result = explicit.check(model, max_seconds=args.cap)
+    elif args.child == "compile":  # (the native engine's first compilation, into a fresh cache)
+        from ownership.interpret.batch import BatchModel
+        from ownership.interpret.native import NativeModel
+
+        start = time.monotonic()
+        NativeModel(BatchModel(model))
+        print(json.dumps({"compile_seconds": time.monotonic() - start}))
+        return
+    elif args.child == "native":
+        result = native.check(model)
     else:
         result = batch.check(model, symmetry=args.child == "symmetry", workers=args.workers)
     cov = result.coverage
@@ -118,7 +130,7 @@ def ours(size: str, params: dict, tool: str, cap: float, workers: int = 1) -> Ro
     out, wall, cpu, peak = measured(cmd, cwd=ROOT)
     data = json.loads(out.strip().splitlines()[-1])
     name = {"explicit": "(a) per-state engine", "batch": "(b) batch engine",
-            "symmetry": "(c) batch + symmetry"}[tool]
+            "symmetry": "(c) batch + symmetry", "native": "(e) native engine (--native)"}[tool]
     if tool == "batch" and workers > 1:
         name = f"(b) batch engine, --workers {workers}"
     note = ""
@@ -126,13 +138,23 @@ def ours(size: str, params: dict, tool: str, cap: float, workers: int = 1) -> Ro
         note = f"capped at {cap:.0f} s: {data['states']:,} states reached, not complete"
     if tool == "symmetry":
         note = f"{data['states']:,} representatives stand for {data['before_symmetry']:,} states"
-    if tool in ("batch", "symmetry") and data["engine_seconds"] > 0:
+    if tool in ("batch", "symmetry", "native") and data["engine_seconds"] > 0:
         note = (note + "; " if note else "") + (
             f"search alone {data['engine_seconds']:.2f} s ({data['states'] / data['engine_seconds']:,.0f} states/s)")
     row = Row(size, name, data["states"], wall, cpu, peak, data["verdict"], note, data)
     if tool == "symmetry":
         row.extra["rate_before"] = data["before_symmetry"] / wall
     return row
+
+
+def compile_seconds(params: dict, cache: Path) -> float:
+    """The native engine's first compilation of the model (a fresh cache folder)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "compile", "--params", json.dumps(params)]
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    with tempfile.TemporaryFile() as out:
+        subprocess.run(cmd, cwd=ROOT, stdout=out, env=env, check=True)
+        out.seek(0)
+        return float(json.loads(out.read().decode().strip().splitlines()[-1])["compile_seconds"])
 
 
 def spin(size: str, params: dict, workdir: Path) -> Row:
@@ -154,7 +176,8 @@ def spin(size: str, params: dict, workdir: Path) -> Row:
     row = Row(size, "(d) SPIN 6.5 (compile + run)", int(stored.group(1)), compile_s + wall_r,
               cpu_a + cpu_c + cpu_r, peak, "verified",
               f"compile {compile_s:.2f} s, run {wall_r:.2f} s ({int(stored.group(1)) / wall_r:,.0f} states/s run only)")
-    row.extra = {"compile": compile_s, "run": wall_r, "transitions": int(trans.group(1)) if trans else None}
+    row.extra = {"compile": compile_s, "run": wall_r, "run_cpu": cpu_r,
+                 "transitions": int(trans.group(1)) if trans else None}
     return row
 
 
@@ -239,19 +262,28 @@ def main() -> None:
             if size == "large":
                 rows_here.append(ours(size, params, "batch", args.cap, workers=2))
             c = ours(size, params, "symmetry", args.cap)
+            first = compile_seconds(params, Path(tmp) / f"cache-{size}")
+            ours(size, params, "native", args.cap)  # (warms the cache of this machine)
+            e = ours(size, params, "native", args.cap)
+            e.note += f"; first compilation {first:.2f} s"
             d = spin(size, params, Path(tmp))
-            rows_here += [c, d]
+            rows_here += [c, e, d]
             for r in rows_here:
                 print(f"   {r.tool}: {r.states:,} states, {r.seconds:.2f} s", file=sys.stderr)
             if d.states != b.states:
                 raise SystemExit(f"state counts differ at {size}: SPIN {d.states:,}, ours {b.states:,}")
+            if e.states != b.states or e.extra["transitions"] != b.extra["transitions"]:
+                raise SystemExit(f"the native engine counts {e.states:,} states at {size}, the batch engine {b.states:,}")
             if c.extra.get("before_symmetry") != b.states:
                 raise SystemExit(f"symmetry stands for {c.extra.get('before_symmetry')}, not {b.states}")
             rows += rows_here
             spin_run_rate = d.states / d.extra["run"]
+            spin_cpu_rate = d.states / d.extra["run_cpu"]
+            native_cpu_rate = e.states / e.extra["engine_seconds"]
             ratios.append(
                 f"| {size} | {b.states:,} (= SPIN) | {b.rate / spin_run_rate:.2f}x | {d.seconds / b.seconds:.2f}x |"
-                f" {d.seconds / c.seconds:.2f}x | {a.rate / spin_run_rate:.3f}x |")
+                f" {d.seconds / c.seconds:.2f}x | {a.rate / spin_run_rate:.3f}x | {native_cpu_rate / spin_cpu_rate:.2f}x"
+                f" | {(e.states / e.cpu) / spin_cpu_rate:.2f}x |")
             if size == "large":
                 search = b.extra["engine_seconds"]
                 targets.append(f"- batch engine without symmetry, one process, at the largest size: {b.rate:,.0f} states/s"
@@ -260,6 +292,11 @@ def main() -> None:
                                f" {'met' if b.rate >= 1e6 else 'met for the search alone, not for the whole process' if b.states / search >= 1e6 else 'NOT met'}.")
                 targets.append(f"- with symmetry, complete verdict at the largest size in {c.seconds:.2f} s wall against SPIN's"
                                f" compile + run {d.seconds:.2f} s: target {'met' if c.seconds < d.seconds else 'NOT met'}.")
+                targets.append(f"- issue 14, target 1 (sglang_pd): the native engine's search alone {native_cpu_rate:,.0f}"
+                               f" states per second of one CPU, SPIN's run {spin_cpu_rate:,.0f} per CPU-second:"
+                               f" {native_cpu_rate / spin_cpu_rate:.2f}x (target 3x"
+                               f" {'met' if native_cpu_rate >= 3 * spin_cpu_rate else 'NOT met'}); over the whole process,"
+                               f" start-up and tracing included, {(e.states / e.cpu) / spin_cpu_rate:.2f}x.")
                 w2 = next(r for r in rows_here if "--workers 2" in r.tool)
                 targets.append(f"- workers: 1 process {b.seconds:.2f} s, 2 workers {w2.seconds:.2f} s"
                                f" ({b.seconds / w2.seconds:.2f}x).")
@@ -279,8 +316,8 @@ def main() -> None:
         "",
         "Ratios from this run (SPIN's rate is its run alone; wall ratios are SPIN compile + run over ours):",
         "",
-        "| size | states | batch states/s over SPIN's | SPIN wall / batch wall | SPIN wall / batch+symmetry wall | per-state engine rate over SPIN's |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| size | states | batch states/s over SPIN's | SPIN wall / batch wall | SPIN wall / batch+symmetry wall | per-state engine rate over SPIN's | native search states per CPU-s over SPIN run's | native whole process per CPU-s over SPIN run's |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
         *ratios,
         "",
         "The incident's first counterexample (`ownership check specs/sglang_pd.py`, no fix):",
@@ -289,7 +326,7 @@ def main() -> None:
         "|---|---:|---:|---:|",
         *inc,
         "",
-        "Targets (issue 7):",
+        "Targets (issues 7 and 14):",
         "",
         *targets,
         "",

@@ -123,6 +123,7 @@ def check(
     resume: str | None = None,
     searches: int | None = None,
     liveness: Any = (),
+    native: bool = False,
 ) -> CheckResult:
     """Check a spec (a path or shipped name) and return the verdict, coverage and trace.
 
@@ -136,6 +137,8 @@ def check(
     CPUs; ownership.engines.partitioned), fuzz as a swarm of `searches` independent searches
     (ownership.engines.swarm). `liveness`: kernel liveness properties ("eventually-released",
     "eventually-landed") to check besides those the spec names (`--liveness NAME`).
+    `native` (explicit only): the search compiled to C (ownership.engines.native), the same
+    states, verdict and trace as the numpy engine, without symmetry and workers yet.
     `checkpoint`/`resume`: a folder where the explicit engine's
     search writes each complete level, and from which a killed run continues
     (ownership.engines.checkpoint); without `ray` it runs in this process."""
@@ -151,6 +154,11 @@ def check(
         raise UsageError("--symmetry, --workers and --max-memory belong to the explicit engine")
     check_distributed(engine, ray=ray, checkpoint=checkpoint, resume=resume, searches=searches,
                       workers=parts, max_memory=max_memory)
+    if native and engine != "explicit":
+        raise UsageError(f"--native compiles the explicit engine's search; --engine {engine} does not take it")
+    if native and (symmetry or workers != 1 or distributed):
+        raise UsageError("--native compiles the explicit engine's search in one process: it does not take"
+                         " --symmetry, --workers, --ray, --checkpoint or --resume yet; leave --native out for those")
     max_seconds = limits.parse_seconds(max_seconds)
     if ray is None:
         limits.check_workers(workers)
@@ -177,7 +185,7 @@ def check(
             result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
                                  reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                                  profile=profile, database=database, max_memory=max_memory, workers=workers,
-                                 symmetry=symmetry)
+                                 symmetry=symmetry, native=native)
             if model.liveness_checked() or measure:
                 result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
                                          max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
@@ -196,6 +204,8 @@ def check(
     extra += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
     if symmetry:
         extra += " --symmetry"
+    if native:
+        extra += " --native"
     if ray is not None:
         extra += f" --ray {shlex.quote(ray)}"
     if searches is not None:
@@ -388,7 +398,7 @@ def _run_distributed(spec: str, model: Model, engine: str, *, ray: str | None, c
 def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth: int | None,
                 max_seconds: float | None, reporter: Any, symbolic: Sequence[str], runs: int | None,
                 steps: int | None, seed: int | None, profile: str | None, database: Any,
-                max_memory: int | None, workers: int, symmetry: bool) -> CheckResult:
+                max_memory: int | None, workers: int, symmetry: bool, native: bool = False) -> CheckResult:
     """Run one engine on a built model; the result carries the model."""
     if engine == "bmc":
         from .engines import bmc
@@ -411,7 +421,12 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
         # The batch (numpy) engine is the explicit engine whenever the pools fit 64-bit page
         # sets; the per-state engine covers larger pools, with the same results (tests/test_batch.py).
         why_not = batch.supports(model)
-        if why_not is None:
+        if native:
+            from .engines import native as compiled
+
+            result = compiled.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+                                    max_memory=max_memory, reporter=reporter)
+        elif why_not is None:
             result = batch.check(model, max_states=max_states, max_depth=max_depth,
                                  max_seconds=max_seconds, max_memory=max_memory,
                                  workers=workers, symmetry=symmetry, reporter=reporter)

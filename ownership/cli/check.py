@@ -47,6 +47,7 @@ from .common import (
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]", help="bmc: leave an integer parameter unknown within a range (repeatable).", shell_complete=complete_symbolic)
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True, help="Store one state per renaming of interchangeable requests; the coverage says how many states they stand for.")
+@click.option("--native", "native", is_flag=True, help="explicit: run the search compiled to C (needs a C compiler: cc, gcc or $CC; the first run of a spec compiles it, about a second, kept in ~/.cache/ownership). The same states, verdict and trace, faster; no --symmetry or --workers yet.")
 @click.option("--measure", "measure", is_flag=True, help="Also measure the spec's @measure costs over every reachable state (explicit engine; it builds the reachable graph, about 1,500 states a second).")
 @click.option("--workers", type=int, default=None, help=f"Processes for an exhaustive search: the parent keeps the visited states, the others expand (at most {limits.WORKERS_PER_CPU} per CPU; default 1). With --ray: the partitions of the visited set (default: the cluster's CPUs).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G or 512M; it always stops before the machine would swap.")
@@ -61,7 +62,7 @@ from .common import (
 def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           liveness: tuple[str, ...], engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
-          symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, measure: bool, workers: int,
+          symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, native: bool, measure: bool, workers: int,
           max_memory: str | None, ray: str | None, checkpoint: str | None, resume: str | None,
           searches: int | None, runs: int | None, steps: int | None, seed: int | None,
           profile: str | None) -> None:
@@ -86,6 +87,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
                                reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                                profile=profile, symmetry=symmetry, workers=workers, measure=measure,
                                ray=ray, checkpoint=checkpoint, resume=resume, searches=searches, liveness=liveness,
+                               native=native,
                                max_memory=memory if engine == "explicit" else None)
         finally:
             progress.close()

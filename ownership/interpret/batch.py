@@ -912,6 +912,26 @@ class Expansion:
 
 
 @dataclass
+class StepPlan:
+    """One binding's graph: its guard's conjuncts (None: never enabled), the writes (state
+    position, node), the kernel's flag, and where it raises a spec error (None: never)."""
+
+    guards: list[int] | None
+    writes: list[tuple[int, int]]
+    flag: int | None
+    error: int | None
+
+
+@dataclass
+class StateRoots:
+    """The state properties' graph roots (ownership.interpret.batch.BatchModel.state_roots)."""
+
+    bad: int
+    error: int
+    sometimes: list[int]
+
+
+@dataclass
 class StateChecks:
     """The state properties of a block's rows: `bad` (an invariant or the leak property fails,
     in a row that raises no spec error), `sometimes` (per sometimes property, where it holds),
@@ -931,6 +951,8 @@ class BatchModel:
         traced = trace_model(model)
         g = self.graph = Graph(model)
         self.n_bindings = len(model.bindings)
+        #: per binding, its graph roots (None: never enabled), for other back ends (ownership.interpret.native)
+        self.steps: list[StepPlan | None] = [None] * self.n_bindings
         cheap_roots: list[int | None] = []
         before_error_roots: list[int | None] = []
         plans: list[tuple[int, int | None, list[tuple[int, int]], int | None, int | None]] = []
@@ -943,6 +965,7 @@ class BatchModel:
             if any(g.is_const(c) and not g.cval(c) for c in conj):
                 cheap_roots.append(None)   # never enabled (it may still raise a spec error)
                 plans.append((b, None, [], None, error_root))
+                self.steps[b] = StepPlan(None, [], None, error_root)
                 continue
             conj = [c for c in conj if not g.is_const(c)]
             cheap = [c for c in conj if self._cheap(c)]
@@ -953,6 +976,7 @@ class BatchModel:
             checked = [c for prop, c, _ in tr.flags if prop not in self.model.skip]  # --skip
             flag = g.mk("or", tuple(g.term(c) for c in checked), BOOL) if checked else g.const(False)
             plans.append((b, g.mk("and", tuple(rest), BOOL) if rest else None, writes, flag, error_root))
+            self.steps[b] = StepPlan(cheap + rest, writes, flag, error_root)
         self.never = [r is None for r in cheap_roots]
         self._stage1 = self._compile_stage1(cheap_roots + before_error_roots)
         self.programs: list[Program | None] = []
@@ -966,6 +990,7 @@ class BatchModel:
             rest_fn = self._compile_rest(b, rest_root) if rest_root is not None else None
             self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root), errors_fn))
         props = traced.properties
+        self.state_roots = self._prop_roots(props)
         self.state_can_fail = any(not (g.is_const(n) and not g.cval(n)) for n in
                                   (g.term(e.cond) for e in props.errors))
         self._props = self._compile_props(props)
@@ -1098,9 +1123,10 @@ class BatchModel:
                + f"\n    return ({', '.join(outs)},), {flag_out}\n")
         return _compile(src, "body", em.tables)
 
-    def _compile_props(self, props: Any, *, sometimes: bool = True) -> Callable[[np.ndarray], Any]:
+    def _prop_roots(self, props: Any) -> StateRoots:
+        """The roots of the state properties: an invariant or the leak property fails (not
+        counting --skip), a property raises a spec error, each sometimes property holds."""
         g = self.graph
-        em = _Emitter(g, gathered=False)
         bad = []
         skip = self.model.skip  # --skip: properties the user chose not to check
         for name, cond in props.invariants:
@@ -1113,10 +1139,17 @@ class BatchModel:
         root = g.mk("or", tuple(bad), BOOL) if bad else g.const(False)
         errors = [g.term(e.cond) for e in props.errors]
         error_root = g.mk("or", tuple(errors), BOOL) if errors else g.const(False)
+        return StateRoots(root, error_root, [g.term(cond) for _, cond in props.sometimes])
+
+    def _compile_props(self, props: Any, *, sometimes: bool = True) -> Callable[[np.ndarray], Any]:
+        g = self.graph
+        em = _Emitter(g, gathered=False)
+        roots = self._prop_roots(props)
+        root, error_root = roots.bad, roots.error
         bad_ref = em.ref(root, as_bool=True)
         error_ref = "None" if g.is_const(error_root) and not g.cval(error_root) else \
             f"np.broadcast_to({em.ref(error_root, as_bool=True)}, (N,))"
-        some = [em.ref(g.term(cond), as_bool=True) for _, cond in props.sometimes] if sometimes else []
+        some = [em.ref(r, as_bool=True) for r in roots.sometimes] if sometimes else []
         src = ("def props(X):\n    N = X.shape[1]\n" + "\n".join(em.lines)
                + f"\n    return np.broadcast_to({bad_ref}, (N,)), [np.broadcast_to(s, (N,)) for s in ({''.join(s + ', ' for s in some)})], {error_ref}\n")
         return _compile(src, "props", em.tables)

@@ -9,6 +9,7 @@ oracle (tests/differential/oracle.py) and then each engine on a fresh model:
 |          |                                                  | state and transition counts and sometimes    |
 | batch    | ownership.engines.batch.check                    | the same                                     |
 | partitioned | partitioned.check(parts=3), in this process   | the same (the search of --ray, --checkpoint) |
+| native   | ownership.engines.native.check (compiled C)      | the same                                     |
 | symmetry | batch.check(symmetry=True)                       | the same (states before symmetry), or refuse |
 |          |                                                  | the spec as not symmetric (a UsageError)     |
 | bmc      | bmc.check, max_depth = the event's depth, or the | the decision; when nothing happens: verified |
@@ -62,7 +63,7 @@ from ownership.lang.model import Model
 from .generator import SEEDED_KINDS, GeneratedSpec
 from .oracle import Oracle, Where, explore, where
 
-ENGINES = ("explicit", "batch", "partitioned", "symmetry", "bmc", "prove", "fuzz")
+ENGINES = ("explicit", "batch", "partitioned", "native", "symmetry", "bmc", "prove", "fuzz")
 
 #: Besides the engines, check_spec can compare single steps ("steps": step_problems).
 STEPS = "steps"
@@ -231,7 +232,7 @@ def compare(oracle: Oracle, answers: dict[str, Answer], proof: Oracle | None = N
         problems.extend(Problem(engine, t) for t in texts)
 
     d = oracle.decision()
-    for engine in ("explicit", "batch", "partitioned"):
+    for engine in ("explicit", "batch", "partitioned", "native"):
         if engine in answers:
             add(engine, _decided(answers[engine], oracle, counts=True))
     if "symmetry" in answers and answers["symmetry"].outcome != "refused":
@@ -362,7 +363,7 @@ def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[
                 proof: Oracle | None = None) -> dict[str, Answer]:
     """Every engine's answer, each on a freshly loaded model (one engine cannot spoil another).
     `proof`: the oracle with the spec's lemmas as invariants, for prove (default: `oracle`)."""
-    from ownership.engines import batch, bmc, explicit, fuzz, partitioned
+    from ownership.engines import batch, bmc, explicit, fuzz, native, partitioned
 
     d = oracle.first
     depth = d if d is not None else oracle.deepest + 1
@@ -372,6 +373,7 @@ def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[
         "explicit": ("explicit.check(model)", lambda m: explicit.check(m)),
         "batch": ("batch.check(model)", lambda m: batch.check(m)),
         "partitioned": ("partitioned.check(model, parts=3)", lambda m: partitioned.check(m, parts=3)),
+        "native": ("native.check(model)", lambda m: native.check(m)),
         "symmetry": ("batch.check(model, symmetry=True)", lambda m: batch.check(m, symmetry=True)),
         "bmc": (f"bmc.check(model, max_depth={depth})", lambda m: bmc.check(m, max_depth=depth)),
         "prove": (f"bmc.run_proof(model, k={k})", lambda m: bmc.run_proof(m, k=k)),

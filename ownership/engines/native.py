@@ -1,0 +1,248 @@
+"""The native explicit-state engine: the per-state engine's search, compiled to C.
+
+ownership.interpret.native writes a model's traced graphs and a breadth-first search as C;
+this module compiles it, runs it a slice of states at a time (so that progress is reported,
+--max-seconds and --max-memory hold, and Ctrl-C stops it between slices, keeping what it
+found), and turns what it stops at into the result the per-state and batch engines return:
+the same states, transitions, depth, verdict and trace (NOTE(first-event) of
+ownership.engines.explicit: the first violation in discovery order at the shallowest depth,
+a spec error of a depth raised only once that depth is done). A counterexample is rebuilt
+from the stored parents and replayed by the concrete interpreter, whose flags it reports.
+
+No symmetry reduction and no worker processes yet: those runs stay with the batch engine.
+Engines never print: progress goes to the reporter.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InternalError, UsageError
+from ..interpret.batch import BatchModel
+from ..interpret.concrete import Concrete
+from ..interpret.native import NativeModel
+from ..lang.model import Model
+from ..limits import parse_seconds
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import build_trace
+from .batch import (
+    Progress,
+    Reporter,
+    _available,
+    _rss,
+    actual_run,
+    raise_state_error,
+    raise_step_error,
+    supports,
+)
+
+#: Statuses of ownership_run (ownership.interpret.native._SEARCH).
+SLICE, DONE, STEP_VIOLATES, STATE_VIOLATES, MAX_STATES, MAX_DEPTH, SPEC_ERROR, NO_MEMORY = range(8)
+
+#: Seconds a slice of the search should take: progress, limits and Ctrl-C are seen this often.
+SLICE_SECONDS = 0.1
+
+
+def check(model: Model, *, max_states: int | None = None, max_depth: int | None = None,
+          max_seconds: float | None = None, max_memory: int | None = None,
+          reporter: Reporter | None = None, report_every: float = 0.5) -> CheckResult:
+    """Explore the reachable states of `model` breadth first in compiled code; returns what
+    ownership.engines.explicit.check returns."""
+    why = supports(model)
+    if why is not None:
+        raise UsageError(why + "; the native engine takes what the batch engine takes")
+    max_seconds = parse_seconds(max_seconds)
+    if max_memory is not None and max_memory < 1:
+        raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
+    start = time.monotonic()
+    bm = BatchModel(model)
+    if bm.unsupported is not None:  # (as the batch engine does: Python's integers, the same search)
+        from . import explicit
+
+        return explicit.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+                              reporter=reporter, report_every=report_every)
+    return _Run(model, bm, NativeModel(bm), start).search(max_states, max_depth, max_seconds, max_memory,
+                                                          reporter, report_every)
+
+
+class _Run:
+    def __init__(self, model: Model, bm: BatchModel, nm: NativeModel, start: float) -> None:
+        self.model, self.bm, self.nm, self.start = model, bm, nm, start
+        self.lib = nm.lib
+        self.S: Any = None
+        self.names = list(bm.sometimes_names)
+        self.reached = {name: False for name in self.names}
+        self.peak = 0
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def search(self, max_states: int | None, max_depth: int | None, max_seconds: float | None,
+               max_memory: int | None, reporter: Reporter | None, report_every: float) -> CheckResult:
+        model, interp = self.model, Concrete(self.model)
+        try:
+            flags0 = interp.state_flags(model.initial)
+        except Exception as e:
+            if hasattr(e, "steps"):
+                e.steps = []
+            raise
+        if flags0:
+            trace = build_trace(model, [model.initial], [], flags0, engine="explicit")
+            return CheckResult(Verdict.VIOLATED, self._coverage(1, 0, 0, False, "violation", None), "explicit",
+                               trace=trace, sometimes={k: None for k in self.names})
+        for name in interp.sometimes_hits(model.initial, self.names):
+            self.reached[name] = True
+        pending = sum(1 << k for k, n in enumerate(self.names) if not self.reached[n])
+        init = np.ascontiguousarray(self.bm.layout.pack_rows([model.initial])[:, 0])
+        S = self.lib.ownership_new(init.ctypes.data, pending, -1 if max_states is None else max_states,
+                                   -1 if max_depth is None else max_depth)
+        if not S:
+            raise MemoryError("the native engine could not allocate its first states")
+        self.S = S
+        try:
+            return self._loop(max_seconds, max_memory, reporter, report_every)
+        finally:
+            self.lib.ownership_free(S)
+            self.S = None
+
+    def _loop(self, max_seconds: float | None, max_memory: int | None, reporter: Reporter | None,
+              report_every: float) -> CheckResult:
+        budget, last_report = 4096, time.monotonic()
+        stopped_by: str | None = None
+        try:
+            while True:
+                t0 = time.monotonic()
+                rc = self.lib.ownership_run(self.S, budget)
+                now = time.monotonic()
+                took = now - t0
+                budget = int(min(max(budget * (SLICE_SECONDS / took if took > 0 else 2.0), 256), 1 << 22))
+                if rc == SLICE:
+                    if max_seconds is not None and now - self.start >= max_seconds:
+                        stopped_by = "max-seconds"
+                        break
+                    limit = self._memory_limit(max_memory)
+                    if limit is not None and _rss() > limit:
+                        stopped_by = "max-memory"
+                        break
+                    if reporter is not None and now - last_report >= report_every:
+                        last_report = now
+                        reporter(self._progress(now))
+                    continue
+                if rc == DONE:
+                    break
+                if rc == STEP_VIOLATES:
+                    return self._step_violation()
+                if rc == STATE_VIOLATES:
+                    return self._state_violation()
+                if rc in (MAX_STATES, MAX_DEPTH):
+                    stopped_by = "max-states" if rc == MAX_STATES else "max-depth"
+                    break
+                if rc == SPEC_ERROR:
+                    self._raise_pending()
+                if rc == NO_MEMORY:
+                    stopped_by = "max-memory"
+                    break
+                raise InternalError(f"the native search returned status {rc}")
+        except KeyboardInterrupt:
+            stopped_by = "interrupt"
+        if self._get(4) >= 0:  # a pending spec error is raised on every way out (explicit.check)
+            self._raise_pending()
+        return self._finish(stopped_by)
+
+    # -- what the C search holds ------------------------------------------------------------
+
+    def _get(self, what: int) -> int:
+        return int(self.lib.ownership_get(self.S, what))
+
+    def _words(self, sid: int) -> tuple[int, ...]:
+        out = np.zeros(self.bm.layout.words, dtype=np.uint64)
+        self.lib.ownership_state(self.S, sid, out.ctypes.data)
+        return self.bm.layout.unpack_row(out.reshape(-1, 1), 0)
+
+    def _path(self, sid: int) -> tuple[list[tuple[int, ...]], list[int]]:
+        """The stored states and bindings from the initial state to state `sid`."""
+        states, via = [], []
+        while sid >= 0:
+            states.append(self._words(sid))
+            parent = int(self.lib.ownership_parent(self.S, sid))
+            if parent >= 0:
+                via.append(int(self.lib.ownership_via(self.S, sid)))
+            sid = parent
+        return states[::-1], via[::-1]
+
+    def _raise_pending(self) -> None:
+        at, b = self._get(5), self._get(6)
+        stored, via = self._path(at)
+        if b < 0:
+            raise_state_error(self.model, False, stored, via)
+        raise_step_error(self.model, False, stored, via, b)
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _sometimes(self) -> None:
+        mask = self._get(9) & ((1 << 64) - 1)
+        for k, name in enumerate(self.names):
+            if mask >> k & 1:
+                self.reached[name] = True
+
+    def _violated(self, states: list[tuple[int, ...]], bindings: list[int], flags: Any, depth: int) -> CheckResult:
+        self._sometimes()
+        model = self.model
+        trace = build_trace(model, states, [model.bindings[b] for b in bindings], flags, engine="explicit")
+        cov = self._coverage(self._get(0), self._get(1), depth, False, "violation", None)
+        return CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace,
+                           sometimes={k: (True if v else None) for k, v in self.reached.items()})
+
+    def _step_violation(self) -> CheckResult:
+        parent, b = self._get(7), self._get(8)
+        stored, via = self._path(parent)
+        states, bindings = actual_run(self.model, False, stored, via + [b])
+        out = Concrete(self.model).step(states[-2], self.model.bindings[bindings[-1]])
+        if out is None or not out.flags:
+            raise InternalError("the native and concrete interpreters disagree on a kernel flag")
+        return self._violated(states, bindings, out.flags, len(bindings))
+
+    def _state_violation(self) -> CheckResult:
+        stored, via = self._path(self._get(7))
+        states, bindings = actual_run(self.model, False, stored, via)
+        flags = Concrete(self.model).state_flags(states[-1])
+        if not flags:
+            raise InternalError("the native and concrete interpreters disagree on a state property")
+        return self._violated(states, bindings, flags, len(bindings))
+
+    def _finish(self, stopped_by: str | None) -> CheckResult:
+        self._sometimes()
+        complete = stopped_by is None
+        bound = None if complete else self._get(3) + 1
+        cov = self._coverage(self._get(0), self._get(1), self._get(10), complete, stopped_by, bound)
+        if complete:
+            return CheckResult(Verdict.VERIFIED, cov, "explicit", sometimes=dict(self.reached))
+        verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
+        return CheckResult(verdict, cov, "explicit", sometimes={k: (True if v else None) for k, v in self.reached.items()})
+
+    def _coverage(self, states: int, transitions: int, depth: int, complete: bool, stopped_by: str | None,
+                  bound: int | None) -> Coverage:
+        self.peak = max(self.peak, _rss())
+        return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
+                        seconds=time.monotonic() - self.start, bound_depth=bound,
+                        bits_per_state=self.bm.layout.bits, peak_memory=self.peak)
+
+    def _progress(self, now: float) -> Progress:
+        rss = _rss()
+        self.peak = max(self.peak, rss)
+        secs = now - self.start
+        n = self._get(0)
+        return Progress(n, self._get(1), self._get(10), secs, rss, n / secs if secs > 0 else 0.0)
+
+    @staticmethod
+    def _memory_limit(max_memory: int | None) -> int | None:
+        limits = [] if max_memory is None else [max_memory]
+        avail = _available()
+        if avail is not None:  # (never push the machine into swap)
+            limits.append(_rss() + int(avail * 0.9))
+        return min(limits) if limits else None
+
+
+__all__ = ["check"]

@@ -1,0 +1,129 @@
+"""The native engine (--native, ownership.engines.native): the search compiled to C finds exactly
+the states, transitions, depth, verdict, trace and spec errors of the numpy engine, on every
+shipped spec and release and on the test specs; its limits and refusals are clear."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from ownership import SpecError, UsageError, Verdict, model_for
+from ownership.engines import batch, native
+from ownership.interpret import native as compiled
+
+SHIPPED = sorted(p.stem for p in (ROOT / "specs").glob("*.py") if p.stem != "__init__")
+
+
+def _loads(path: Path) -> bool:
+    try:
+        model_for(str(path))
+    except (SpecError, UsageError):  # (refused at load, or several specs in one file: tested elsewhere)
+        return False
+    return True
+
+
+TEST_SPECS = sorted(str(p.relative_to(ROOT)) for folder in ("specs", "specs_batch", "specs/semantics", "specs/liveness",
+                                                             "specs_bmc", "specs_mutation", "specs_messages")
+                    for p in (ROOT / "tests" / folder).glob("*.py") if _loads(p))
+
+
+def _same(ref, got) -> None:
+    """The native result is the numpy engine's: verdict, counts, depth, sometimes, trace."""
+    assert got.verdict is ref.verdict
+    for field in ("states", "transitions", "depth", "complete", "stopped_by", "bound_depth"):
+        assert getattr(got.coverage, field) == getattr(ref.coverage, field), field
+    assert got.sometimes == ref.sometimes
+    assert got.trace == ref.trace
+
+
+def _outcome(fn):
+    try:
+        return fn(), None
+    except SpecError as e:
+        return None, (str(e), e.steps)
+
+
+def _compare(model) -> None:
+    ref, ref_error = _outcome(lambda: batch.check(model))
+    got, got_error = _outcome(lambda: native.check(model))
+    assert got_error == ref_error
+    if ref is not None:
+        _same(ref, got)
+
+
+def _releases(name: str) -> list[tuple[str, ...]]:
+    cls = type(model_for(name).spec)
+    return [()] + [tuple(fixes) for fixes in cls.releases.values()] + [(f,) for f in cls._fixes]
+
+
+@pytest.mark.parametrize("name, fixes", [(n, f) for n in SHIPPED for f in _releases(n)])
+def test_the_native_engine_finds_what_the_numpy_engine_finds_on_every_shipped_spec(name, fixes):
+    _compare(model_for(name, fixes=fixes))
+
+
+def test_most_test_specs_load():
+    assert len(TEST_SPECS) >= 60
+
+
+@pytest.mark.parametrize("path", TEST_SPECS)
+def test_the_native_engine_agrees_on_every_test_spec_and_its_fixes(path):
+    model = model_for(path)
+    if batch.supports(model) is not None:  # (over 64 pages: refused, below)
+        return
+    _compare(model)
+    for fix in type(model.spec)._fixes:
+        _compare(model_for(path, fixes=(fix,)))
+
+
+def test_a_larger_search_has_the_same_counts():
+    """892,665 states of sglang_pd (4 requests, 3 decode pages) with the fix: equal counts."""
+    model = model_for("sglang_pd", fixes=("door-retire",), params={"requests": 4, "decode_pool": 3})
+    got = native.check(model)
+    assert got.verdict is Verdict.VERIFIED
+    assert (got.coverage.states, got.coverage.transitions) == (892_665, 2_164_636)  # (= SPIN's states)
+    _same(batch.check(model), got)
+
+
+@pytest.mark.parametrize("limits", [{"max_states": 100}, {"max_depth": 5}, {"max_states": 1}])
+def test_state_and_depth_limits_stop_where_the_numpy_engine_stops(limits):
+    model = model_for("sglang_pd", fixes=("door-retire",))
+    _same(batch.check(model, **limits), native.check(model, **limits))
+
+
+def test_a_time_limit_is_inconclusive_with_what_was_covered():
+    model = model_for("sglang_pd", fixes=("door-retire",), params={"requests": 4, "decode_pool": 5})
+    got = native.check(model, max_seconds=0.3)
+    assert got.verdict is Verdict.INCONCLUSIVE and got.coverage.stopped_by == "max-seconds"
+    assert 0 < got.coverage.states < 7_286_733 and not got.coverage.complete
+
+
+def test_progress_reaches_the_reporter():
+    seen = []
+    model = model_for("sglang_pd", fixes=("door-retire",), params={"requests": 4, "decode_pool": 4})
+    native.check(model, reporter=seen.append, report_every=0.0)
+    assert seen and seen[-1].states > seen[0].states > 0
+
+
+def test_the_command_line_says_the_same_with_native():
+    plain = run_cli("check", "sglang_pd", "--json")
+    fast = run_cli("check", "sglang_pd", "--json", "--native")
+    assert plain.code == fast.code == 1
+    assert "--native" in fast.out and '"stale-read"' in fast.out
+    both = run_cli("check", "sglang_pd", "--native", "--symmetry")
+    assert both.code == 2 and "--native" in both.err and "--symmetry" in both.err
+
+
+def test_no_compiler_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(compiled, "compiler", lambda: None)
+    with pytest.raises(UsageError, match="needs a C compiler"):
+        native.check(model_for("sglang_pd", params={"requests": 1}))
+
+
+def test_a_pool_of_over_64_pages_is_refused_with_the_reason(tmp_path):
+    spec = Path(tmp_path) / "big.py"
+    spec.write_text("from ownership import Request, Spec, action, pool\n\n\nclass Big(Spec):\n    requests = 1\n"
+                    "    kv = pool(65)\n\n    @action\n    def go(self, s, r: Request):\n        s.alloc('kv', r, 1)\n")
+    with pytest.raises(UsageError, match="65 pages"):
+        native.check(model_for(str(spec)))
