@@ -801,7 +801,11 @@ class _Emitter:
             stack.extend(a for a in self._children(node))
         for n in sorted(todo):
             self.done.add(n)
-            self.lines.append(f"    t{n} = {self._expr(n)}")
+            self.lines.append(self._line(n))
+
+    def _line(self, n: int) -> str:
+        """The statement that computes node n (ownership.interpret.native writes C instead)."""
+        return f"    t{n} = {self._expr(n)}"
 
     def _children(self, node: Node) -> list[int]:
         if node.op in ("var", "const"):

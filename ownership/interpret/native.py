@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .batch import _CMP, BOOL, BatchModel, Graph
+from .batch import _CMP, BOOL, BatchModel, Graph, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
 VERSION = 1
@@ -88,47 +88,24 @@ static inline i64 f_nth(i64 m, i64 j, i64 dflt) {
 """
 
 
-class _C:
-    """C statements for a set of root nodes within one block, each node computed once."""
+class _C(_Emitter):
+    """C statements for a set of root nodes within one block, each node computed once (the
+    batch interpreter's emitter, its order of nodes kept, writing C)."""
 
     def __init__(self, graph: Graph, indent: str, fields: list[Any]) -> None:
-        self.g = graph
+        super().__init__(graph, gathered=False)
         self.fields = fields   # (a state position is read straight from the packed words P)
         self.indent = indent
-        self.lines: list[str] = []
-        self.done: set[int] = set()
 
-    def ref(self, n: int) -> str:
+    def ref(self, n: int, *, as_int: bool = False, as_bool: bool = False) -> str:
         node = self.g.nodes[n]
         if node.op == "const":
             return _literal(node.value)
         self.need(n)
         return f"t{n}"
 
-    def need(self, root: int) -> None:
-        if root in self.done or self.g.nodes[root].op == "const":
-            return
-        todo: set[int] = set()
-        stack = [root]
-        while stack:
-            n = stack.pop()
-            if n in todo or n in self.done or self.g.nodes[n].op == "const":
-                continue
-            todo.add(n)
-            stack.extend(self._children(n))
-        for n in sorted(todo):
-            self.done.add(n)
-            self.lines.append(f"{self.indent}i64 t{n} = {self._expr(n)};")
-
-    def _children(self, n: int) -> list[int]:
-        node = self.g.nodes[n]
-        if node.op in ("var", "const"):
-            return []
-        if node.op == "select":
-            return [node.args[0], node.args[1]]
-        if node.op == "nth":
-            return [node.args[0], node.args[1]]
-        return list(node.args)
+    def _line(self, n: int) -> str:
+        return f"{self.indent}i64 t{n} = {self._expr(n)};"
 
     def _expr(self, n: int) -> str:
         g, node = self.g, self.g.nodes[n]
