@@ -13,8 +13,9 @@ Three canonicalisers, in one process:
 
 1. Blocks: a sample of the search's own canonicalise calls, canonicalised again by each, one
    block after another, three times (now and every ordering must give the same rows).
-2. Whole search: the check with each (stopped at --cap seconds): wall time, representatives,
-   the states they stand for, and representatives per second.
+2. Whole search: the check with each (stopped at --cap seconds), and with the native engine
+   (`--native --symmetry`: the canonical form of "now" in C, NOTE(sorted-orderings)): wall and
+   CPU time, representatives, the states they stand for, and representatives per second.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 import numpy as np
 
 from ownership.api import model_for
-from ownership.engines import batch
+from ownership.engines import batch, native
 from ownership.engines.symmetry import Canonicaliser
 
 
@@ -89,17 +90,25 @@ CANONICALISE = {
 VARIANTS = tuple(CANONICALISE)
 
 
-def search(requests: int, decode_pool: int, cap: float, variant: str) -> tuple[float, str, int, int]:
-    """(wall seconds, verdict, representatives, states they stand for) of one symmetry search."""
+def search(requests: int, decode_pool: int, cap: float, variant: str) -> tuple[float, float, str, int, int]:
+    """(wall seconds, CPU seconds, verdict, representatives, states they stand for) of one
+    symmetry search; variant "native" is `--native --symmetry` (its C compiled beforehand)."""
     original = Canonicaliser.canonicalise
-    Canonicaliser.canonicalise = CANONICALISE[variant]  # type: ignore[method-assign]
+    model = _model(requests, decode_pool)
+    if variant == "native":
+        native.check(model, symmetry=True, max_states=1)   # (compiles, or finds the cache)
+    else:
+        Canonicaliser.canonicalise = CANONICALISE[variant]  # type: ignore[method-assign]
     try:
-        t = time.perf_counter()
-        r = batch.check(_model(requests, decode_pool), symmetry=True, max_seconds=cap)
-        took = time.perf_counter() - t
+        t, c = time.perf_counter(), time.process_time()
+        if variant == "native":
+            r = native.check(model, symmetry=True, max_seconds=cap)
+        else:
+            r = batch.check(model, symmetry=True, max_seconds=cap)
+        took, cpu = time.perf_counter() - t, time.process_time() - c
     finally:
         Canonicaliser.canonicalise = original  # type: ignore[method-assign]
-    return took, r.verdict.word, r.coverage.states, r.coverage.states_before_symmetry or 0
+    return took, cpu, r.verdict.word, r.coverage.states, r.coverage.states_before_symmetry or 0
 
 
 def main() -> None:
@@ -111,10 +120,13 @@ def main() -> None:
     took, rows = blocks(args.requests, args.decode_pool)
     print(f"blocks ({rows:,} rows, 3 times): " + ", ".join(f"{n} {t:.2f} s" for n, t in took.items())
           + f"; before / now: {took['before'] / took['now']:.1f}x")
-    for variant in VARIANTS:
-        seconds, verdict, reps, before = search(args.requests, args.decode_pool, args.cap, variant)
-        print(f"search, {variant}: {verdict} in {seconds:.1f} s wall: {reps:,} representatives"
+    wall = {}
+    for variant in ("native", *VARIANTS):
+        seconds, cpu, verdict, reps, before = search(args.requests, args.decode_pool, args.cap, variant)
+        wall[variant] = seconds
+        print(f"search, {variant}: {verdict} in {seconds:.1f} s wall, {cpu:.1f} s CPU: {reps:,} representatives"
               f" ({before:,} states), {reps / seconds:,.0f} representatives/s")
+    print("whole search, wall: " + ", ".join(f"{v} / native {wall[v] / wall['native']:.1f}x" for v in VARIANTS))
 
 
 if __name__ == "__main__":

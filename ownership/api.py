@@ -156,9 +156,9 @@ def check(
                       workers=parts, max_memory=max_memory)
     if native and engine != "explicit":
         raise UsageError(f"--native compiles the explicit engine's search; --engine {engine} does not take it")
-    if native and (symmetry or workers != 1 or distributed):
+    if native and (workers != 1 or distributed):
         raise UsageError("--native compiles the explicit engine's search in one process: it does not take"
-                         " --symmetry, --workers, --ray, --checkpoint or --resume yet; leave --native out for those")
+                         " --workers, --ray, --checkpoint or --resume yet; leave --native out for those")
     max_seconds = limits.parse_seconds(max_seconds)
     if ray is None:
         limits.check_workers(workers)
@@ -425,7 +425,7 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
             from .engines import native as compiled
 
             result = compiled.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                                    max_memory=max_memory, reporter=reporter)
+                                    max_memory=max_memory, symmetry=symmetry, reporter=reporter)
         elif why_not is None:
             result = batch.check(model, max_states=max_states, max_depth=max_depth,
                                  max_seconds=max_seconds, max_memory=max_memory,

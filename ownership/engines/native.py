@@ -9,8 +9,10 @@ ownership.engines.explicit: the first violation in discovery order at the shallo
 a spec error of a depth raised only once that depth is done). A counterexample is rebuilt
 from the stored parents and replayed by the concrete interpreter, whose flags it reports.
 
-No symmetry reduction and no worker processes yet: those runs stay with the batch engine.
-Engines never print: progress goes to the reporter.
+With `symmetry=True` the search stores one representative per renaming of interchangeable
+requests, canonicalised in C exactly as ownership.engines.symmetry does it (the same
+representatives, counts and traces as the batch engine with symmetry). No worker processes
+yet: those runs stay with the batch engine. Engines never print: progress goes to the reporter.
 """
 
 from __future__ import annotations
@@ -47,10 +49,10 @@ SLICE_SECONDS = 0.1
 
 
 def check(model: Model, *, max_states: int | None = None, max_depth: int | None = None,
-          max_seconds: float | None = None, max_memory: int | None = None,
+          max_seconds: float | None = None, max_memory: int | None = None, symmetry: bool = False,
           reporter: Reporter | None = None, report_every: float = 0.5) -> CheckResult:
     """Explore the reachable states of `model` breadth first in compiled code; returns what
-    ownership.engines.explicit.check returns."""
+    ownership.engines.explicit.check returns (with symmetry, what the batch engine returns)."""
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; the native engine takes what the batch engine takes")
@@ -60,17 +62,43 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
     start = time.monotonic()
     bm = BatchModel(model)
     if bm.unsupported is not None:  # (as the batch engine does: Python's integers, the same search)
+        if symmetry:
+            raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
+                             f" {bm.unsupported} 64 bits; check it without them")  # (the batch engine's words)
         from . import explicit
 
         return explicit.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                               reporter=reporter, report_every=report_every)
-    return _Run(model, bm, NativeModel(bm), start).search(max_states, max_depth, max_seconds, max_memory,
-                                                          reporter, report_every)
+    canon = _canonicaliser(model, bm) if symmetry else None
+    return _Run(model, bm, NativeModel(bm, canon), start, symmetry).search(
+        max_states, max_depth, max_seconds, max_memory, reporter, report_every)
+
+
+#: Beyond this many requests, requests! does not fit the C search's 64-bit orbit counts.
+MAX_SYMMETRIC_REQUESTS = 20
+
+
+def _canonicaliser(model: Model, bm: BatchModel) -> Any:
+    """The symmetry module's canonicaliser for the C search, after its static check (None
+    for a single request: nothing to rename)."""
+    if model.requests < 2:
+        return None
+    if model.requests > MAX_SYMMETRIC_REQUESTS:
+        raise UsageError(f"--symmetry --native: {model.requests} requests; the native engine reduces at most"
+                         f" {MAX_SYMMETRIC_REQUESTS} (requests! must fit 64 bits): leave --native out")
+    from .symmetry import Canonicaliser, equivariance_problem
+
+    problem = equivariance_problem(model, bm)
+    if problem is not None:
+        raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
+                         " Check it without --symmetry.")
+    return Canonicaliser(model, bm.layout)
 
 
 class _Run:
-    def __init__(self, model: Model, bm: BatchModel, nm: NativeModel, start: float) -> None:
+    def __init__(self, model: Model, bm: BatchModel, nm: NativeModel, start: float, symmetric: bool) -> None:
         self.model, self.bm, self.nm, self.start = model, bm, nm, start
+        self.symmetric = symmetric
         self.lib = nm.lib
         self.S: Any = None
         self.names = list(bm.sometimes_names)
@@ -176,8 +204,8 @@ class _Run:
         at, b = self._get(5), self._get(6)
         stored, via = self._path(at)
         if b < 0:
-            raise_state_error(self.model, False, stored, via)
-        raise_step_error(self.model, False, stored, via, b)
+            raise_state_error(self.model, self.symmetric, stored, via)
+        raise_step_error(self.model, self.symmetric, stored, via, b)
 
     # -- results ----------------------------------------------------------------------------
 
@@ -198,7 +226,7 @@ class _Run:
     def _step_violation(self) -> CheckResult:
         parent, b = self._get(7), self._get(8)
         stored, via = self._path(parent)
-        states, bindings = actual_run(self.model, False, stored, via + [b])
+        states, bindings = actual_run(self.model, self.symmetric, stored, via + [b])
         out = Concrete(self.model).step(states[-2], self.model.bindings[bindings[-1]])
         if out is None or not out.flags:
             raise InternalError("the native and concrete interpreters disagree on a kernel flag")
@@ -206,7 +234,7 @@ class _Run:
 
     def _state_violation(self) -> CheckResult:
         stored, via = self._path(self._get(7))
-        states, bindings = actual_run(self.model, False, stored, via)
+        states, bindings = actual_run(self.model, self.symmetric, stored, via)
         flags = Concrete(self.model).state_flags(states[-1])
         if not flags:
             raise InternalError("the native and concrete interpreters disagree on a state property")
@@ -225,9 +253,12 @@ class _Run:
     def _coverage(self, states: int, transitions: int, depth: int, complete: bool, stopped_by: str | None,
                   bound: int | None) -> Coverage:
         self.peak = max(self.peak, _rss())
+        before = None
+        if self.symmetric:
+            before = self._get(12) if self.nm.canon is not None else states
         return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound,
-                        bits_per_state=self.bm.layout.bits, peak_memory=self.peak)
+                        states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.peak)
 
     def _progress(self, now: float) -> Progress:
         rss = _rss()

@@ -927,6 +927,39 @@ class StepPlan:
 
 
 @dataclass
+class WordWrites:
+    """How a successor's packed words are made from its parent's (the numpy and the C writers
+    both follow it): per word, the bits of the written fields (cleared), the bits of constant
+    values (set), and the fields whose value a node computes, in the order of the writes."""
+
+    cleared: dict[int, int]
+    constant: dict[int, int]
+    computed: list[tuple[Field, int]]
+
+    @staticmethod
+    def of(graph: Graph, layout: Layout, writes: list[tuple[int, int]]) -> WordWrites:
+        cleared: dict[int, int] = {}
+        constant: dict[int, int] = {}
+        computed: list[tuple[Field, int]] = []
+        for i, node_id in writes:
+            f = layout.fields[i]
+            if f.bits == 0:
+                continue
+            mask = (1 << f.bits) - 1
+            cleared[f.word] = cleared.get(f.word, 0) | (mask << f.shift)
+            node = graph.nodes[node_id]
+            if node.op == "const":
+                constant[f.word] = constant.get(f.word, 0) | (((int(node.value) - f.lo) & mask) << f.shift)
+            else:
+                computed.append((f, node_id))
+        return WordWrites(cleared, constant, computed)
+
+    def kept(self, word: int) -> int | None:
+        """The mask of the parent's bits a word keeps (None: all of them)."""
+        return ((1 << 64) - 1) ^ self.cleared[word] if word in self.cleared else None
+
+
+@dataclass
 class StateRoots:
     """The state properties' graph roots (ownership.interpret.batch.BatchModel.state_roots)."""
 
@@ -1083,19 +1116,10 @@ class BatchModel:
         program (ownership.lang.state checks every write), so here every value fits its field."""
         g, lay = self.graph, self.layout
         em = _Emitter(g, gathered=True)
+        plan = WordWrites.of(g, lay, writes)
         per_word: dict[int, list[str]] = {}
-        clear: dict[int, int] = {}
-        setc: dict[int, int] = {}
-        for i, w in writes:
-            f = lay.fields[i]
+        for f, w in plan.computed:
             node = g.nodes[w]
-            if f.bits == 0:
-                continue
-            clear[f.word] = clear.get(f.word, 0) | (((1 << f.bits) - 1) << f.shift)
-            if node.op == "const":
-                v = int(node.value)
-                setc[f.word] = setc.get(f.word, 0) | (((v - f.lo) & ((1 << f.bits) - 1)) << f.shift)
-                continue
             ref = em.ref(w, as_int=True) if node.sort == INT else em.ref(w)
             if node.sort == BOOL:
                 piece = f"{ref}.astype(np.uint64)"
@@ -1113,11 +1137,10 @@ class BatchModel:
         outs = []
         for wd in range(lay.words):
             lines.append(f"    w{wd} = P[{wd}].take(idx)")
-            if wd in clear:
-                keep = ((1 << 64) - 1) ^ clear[wd]
-                lines.append(f"    w{wd} &= {keep}")
-            if setc.get(wd):
-                lines.append(f"    w{wd} |= {setc[wd]}")
+            if plan.kept(wd) is not None:
+                lines.append(f"    w{wd} &= {plan.kept(wd)}")
+            if plan.constant.get(wd):
+                lines.append(f"    w{wd} |= {plan.constant[wd]}")
             for piece in per_word.get(wd, []):
                 lines.append(f"    w{wd} |= {piece}")
             outs.append(f"w{wd}")

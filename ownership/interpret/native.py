@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .batch import _CMP, BOOL, BatchModel, Graph, _Emitter
+from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
-VERSION = 1
+VERSION = 2
 
 _ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
 _BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
@@ -47,6 +47,7 @@ _PRELUDE = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 typedef int64_t i64;
 typedef uint64_t u64;
 static inline i64 w_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
@@ -185,16 +186,124 @@ def _literal(v: Any) -> str:
     return f"{v}LL"
 
 
-def source(bm: BatchModel) -> str:
-    """The C source of a model: expand one state, check one state, and the search."""
+def _canon_source(canon: Any, lay: Any) -> list[str]:
+    """C for symmetry reduction: `canon(P, out)` writes the representative of packed state P
+    under request renaming and returns its stabiliser's size, exactly as
+    ownership.engines.symmetry.Canonicaliser.canonicalise does for one row (the same
+    signatures, the same stable ranking, the same orderings tried, the same least row)."""
+    R = canon.requests
+    moved = [int(x) for x in canon.moved]
+    req_rows = [int(x) for x in canon.req_rows]
+    changed = sorted(set(moved) | set(req_rows))
+    needed = sorted(set(changed) | {off + r for off, _, _ in canon.sig for r in range(R)} | set(canon.appear))
+    out = [f"#define REQUESTS {R}", f"#define ORDER {canon.order}ULL", f"#define TOP {canon.top}"]
+    # rename: X (the unpacked positions used) by the ordering ord (ord[j]: the request, 0-based,
+    # that becomes request j + 1): every per-request slot's elements move, request ids relabel
+    out.append("static void rename(const i64 *X, const int *ord, const u64 *P, u64 *out) {")
+    out.append("    int lab[TOP + 1];")
+    out.append("    for (int v = 0; v <= TOP; v++) lab[v] = v;")
+    out.append("    for (int j = 0; j < REQUESTS; j++) lab[1 + ord[j]] = j + 1;")
+    where = {}
+    for start in (int(x) for x in canon.slot_starts):
+        for j in range(R):
+            where[start + j] = f"X[{start} + ord[{j}]]"
+    keep = [(1 << 64) - 1] * lay.words
+    pieces: dict[int, list[str]] = {}
+    for i in changed:
+        f = lay.fields[i]
+        v = where.get(i, f"X[{i}]")
+        if i in req_rows:
+            v = f"lab[{v}]"
+        out.append(f"    i64 y{i} = {v};")
+        if f.bits == 0:
+            continue
+        mask = (1 << f.bits) - 1
+        keep[f.word] &= ~(mask << f.shift) & ((1 << 64) - 1)
+        piece = f"((u64)(y{i}" + (f" - {f.lo}LL" if f.lo else "") + f") & {mask}ULL)"
+        pieces.setdefault(f.word, []).append(f"({piece} << {f.shift})" if f.shift else piece)
+    for wd in range(lay.words):
+        expr = f"(P[{wd}] & {keep[wd]}ULL)"
+        for piece in pieces.get(wd, []):
+            expr += f" | {piece}"
+        out.append(f"    out[{wd}] = {expr};")
+    out.append("}")
+    out.append("static int next_order(int *p, int n) {   /* the next permutation of p[0..n); 0 after the last */")
+    out.append("    int i = n - 2;")
+    out.append("    while (i >= 0 && p[i] >= p[i + 1]) i--;")
+    out.append("    if (i < 0) { for (int a = 0, b = n - 1; a < b; a++, b--) { int t = p[a]; p[a] = p[b]; p[b] = t; } return 0; }")
+    out.append("    int j = n - 1;")
+    out.append("    while (p[j] <= p[i]) j--;")
+    out.append("    int t = p[i]; p[i] = p[j]; p[j] = t;")
+    out.append("    for (int a = i + 1, b = n - 1; a < b; a++, b--) { t = p[a]; p[a] = p[b]; p[b] = t; }")
+    out.append("    return 1;")
+    out.append("}")
+    if canon.complete:
+        sizes = ", ".join(f"{int(x)}ULL" for x in canon.tie_sizes)
+        out.append(f"static const u64 TIE_SIZES[] = {{{sizes}}};")
+    out.append("static u64 canon(const u64 *P, u64 *out) {")
+    out.append("    i64 X[WIDTH];")
+    for i in needed:
+        out.append(f"    X[{i}] = {_field(lay.fields[i])};")
+    out.append("    u64 sig[REQUESTS];")
+    for r in range(R):
+        terms = "0ULL"
+        for off, lo, bits in canon.sig:
+            col = f"(u64)(X[{off + r}]" + (f" - {lo}LL" if lo else "") + ")"
+            terms = f"(({terms} << {bits}) | {col})"
+        for i in canon.appear:
+            terms = f"(({terms} << 1) | (u64)(X[{i}] == {r + 1}))"
+        out.append(f"    sig[{r}] = {terms};")
+    out.append("    int ord[REQUESTS];   /* a stable ranking of the signatures (numpy's argsort, kind=stable) */")
+    out.append("    for (int j = 0; j < REQUESTS; j++) {")
+    out.append("        int k = j;")
+    out.append("        while (k > 0 && sig[ord[k - 1]] > sig[j]) { ord[k] = ord[k - 1]; k--; }")
+    out.append("        ord[k] = j;")
+    out.append("    }")
+    out.append("    unsigned pattern = 0;   /* bit j: ranks j and j + 1 tie */")
+    out.append("    for (int j = 0; j + 1 < REQUESTS; j++) if (sig[ord[j + 1]] == sig[ord[j]]) pattern |= 1u << j;")
+    if canon.complete:  # NOTE(complete-signature) of the symmetry module: one renaming
+        out.append("    rename(X, ord, P, out);")
+        out.append("    return TIE_SIZES[pattern];")
+        out.append("}")
+        return out
+    out.append("    if (!pattern) { rename(X, ord, P, out); return 1; }")
+    out.append("    int starts[REQUESTS + 1], runs = 0;   /* the runs of tied ranks */")
+    out.append("    starts[runs++] = 0;")
+    out.append("    for (int j = 1; j < REQUESTS; j++) if (!(pattern >> (j - 1) & 1)) starts[runs++] = j;")
+    out.append("    starts[runs] = REQUESTS;")
+    out.append("    int p[REQUESTS], cur[REQUESTS];")
+    out.append("    for (int j = 0; j < REQUESTS; j++) p[j] = j;")
+    out.append("    u64 w[WORDS]; u64 count = 0;")
+    out.append("    for (;;) {   /* every ordering that permutes ranks within runs only: the least row, and how often */")
+    out.append("        for (int j = 0; j < REQUESTS; j++) cur[j] = ord[p[j]];")
+    out.append("        rename(X, cur, P, w);")
+    out.append("        int less = 0, same = 1;")
+    out.append("        if (count) for (int i = 0; i < WORDS && same; i++) { if (w[i] != out[i]) { same = 0; less = w[i] < out[i]; } }")
+    out.append("        if (!count || less) { memcpy(out, w, sizeof(w)); count = 1; }")
+    out.append("        else if (same) count++;")
+    out.append("        int k = 0;")
+    out.append("        while (k < runs && !next_order(p + starts[k], starts[k + 1] - starts[k])) k++;")
+    out.append("        if (k == runs) break;")
+    out.append("    }")
+    out.append("    return count;")
+    out.append("}")
+    return out
+
+
+def source(bm: BatchModel, canon: Any = None) -> str:
+    """The C source of a model: expand one state, check one state, and the search; with a
+    Canonicaliser (ownership.engines.symmetry), under symmetry reduction."""
     g, lay, model = bm.graph, bm.layout, bm.model
     out = [_PRELUDE, f"#define WORDS {lay.words}", f"#define WIDTH {model.width}",
-           f"#define BINDINGS {bm.n_bindings}", f"#define SOMETIMES {len(bm.state_roots.sometimes)}"]
-    # expand: for each binding, in order, call on_step(ctx, b, error, words, flag)
+           f"#define BINDINGS {bm.n_bindings}", f"#define SOMETIMES {len(bm.state_roots.sometimes)}",
+           f"#define SYMMETRY {0 if canon is None else 1}"]
+    if canon is not None:
+        out.extend(_canon_source(canon, lay))
+    # expand: for each binding, in order, emit(S, b, error, words, flag) into the batch's successors
     out.append("struct search;")
-    out.append("static int on_step(struct search *S, int b, int error, const u64 *w, int flag);")
-    out.append("static int expand(struct search *S, const u64 *P) {")
-    out.append("    u64 w[WORDS]; int rc;")
+    out.append("static void emit(struct search *S, int b, int error, const u64 *w, int flag);")
+    out.append("static void expand(struct search *S, const u64 *P) {")
+    out.append("    u64 w[WORDS];")
     for b, step in enumerate(bm.steps):
         if step is None:
             continue
@@ -206,7 +315,7 @@ def source(bm: BatchModel) -> str:
             e = c.ref(step.error)
             out.extend(c.lines)
             c.lines = []
-            out.append(f"        if ({e}) {{ rc = on_step(S, {b}, 1, 0, 0); if (rc) return rc; break; }}")
+            out.append(f"        if ({e}) {{ emit(S, {b}, 1, 0, 0); break; }}")
         if step.guards is None:
             out.append("    } while (0);")
             continue
@@ -215,23 +324,13 @@ def source(bm: BatchModel) -> str:
             out.extend(c.lines)
             c.lines = []
             out.append(f"        if (!({v})) break;")
-        clear: dict[int, int] = {}
-        setc: dict[int, int] = {}
+        plan = WordWrites.of(g, lay, step.writes)
         pieces: dict[int, list[str]] = {}
-        for i, node_id in step.writes:
-            f = lay.fields[i]
-            if f.bits == 0:
-                continue
-            mask = (1 << f.bits) - 1
-            clear[f.word] = clear.get(f.word, 0) | (mask << f.shift)
-            node = g.nodes[node_id]
-            if node.op == "const":
-                setc[f.word] = setc.get(f.word, 0) | (((int(node.value) - f.lo) & mask) << f.shift)
-                continue
+        for f, node_id in plan.computed:
             v = c.ref(node_id)
-            if node.sort == BOOL:
+            if g.nodes[node_id].sort == BOOL:
                 v = f"({v} != 0)"
-            piece = f"((u64)({v}" + (f" - {f.lo}LL" if f.lo else "") + f") & {mask}ULL)"
+            piece = f"((u64)({v}" + (f" - {f.lo}LL" if f.lo else "") + f") & {(1 << f.bits) - 1}ULL)"
             pieces.setdefault(f.word, []).append(f"({piece} << {f.shift})" if f.shift else piece)
         flag = "0"
         if step.flag is not None and not (g.is_const(step.flag) and not g.cval(step.flag)):
@@ -239,16 +338,15 @@ def source(bm: BatchModel) -> str:
         out.extend(c.lines)
         for wd in range(lay.words):
             expr = f"P[{wd}]"
-            if wd in clear:
-                expr = f"({expr} & {((1 << 64) - 1) ^ clear[wd]}ULL)"
-            if setc.get(wd):
-                expr = f"({expr} | {setc[wd]}ULL)"
+            if plan.kept(wd) is not None:
+                expr = f"({expr} & {plan.kept(wd)}ULL)"
+            if plan.constant.get(wd):
+                expr = f"({expr} | {plan.constant[wd]}ULL)"
             for piece in pieces.get(wd, []):
                 expr = f"({expr} | {piece})"
             out.append(f"        w[{wd}] = {expr};")
-        out.append(f"        rc = on_step(S, {b}, 0, w, {flag}); if (rc) return rc;")
+        out.append(f"        emit(S, {b}, 0, w, {flag});")
         out.append("    } while (0);")
-    out.append("    return 0;")
     out.append("}")
     # the state's properties: 1 a spec error, 2 bad; *some gets the sometimes that hold
     roots = bm.state_roots
@@ -273,22 +371,35 @@ def source(bm: BatchModel) -> str:
 #: The search: the per-state engine's breadth-first order (ownership.engines.explicit), its
 #: NOTE(first-event) rule and its counts, over packed states. Status codes: see STATUS.
 _SEARCH = r"""
+/* A successor of a parent of the batch: the words and hash of a step, or a spec error. */
+struct succ { u64 w[WORDS]; u64 h; u64 stab; int32_t b; int8_t error; int8_t flag; };
+
 struct search {
     u64 *states;          /* n x WORDS, in discovery order */
     int32_t *parent;      /* the state a state was first reached from (-1: the initial one) */
     uint16_t *via;        /* the binding that reached it */
-    uint16_t *depth;
+    int64_t *level;       /* level[d]: the first state of depth d (states are stored by depth) */
+    int64_t top;          /* the deepest depth stored */
     int64_t n, cap;       /* states stored (the visited set), room for */
     uint32_t *table;      /* open addressing: state id + 1, 0 empty */
     u64 tmask;            /* table size - 1 */
-    int64_t head, transitions, deepest_done;
+    int64_t head, head_depth, transitions, deepest_done;
     int64_t max_states, max_depth;   /* -1: none */
     int64_t failed_depth, failed_at, failed_b;  /* a pending spec error (NOTE(first-event)) */
     int64_t event_at, event_b;       /* a violation: of the step (parent, binding), or of a state */
     u64 pending, reached;            /* sometimes properties not reached yet, reached */
-    int64_t cur, cur_depth;
+    u64 represented;      /* under symmetry: the states the stored representatives stand for */
     u64 *last;            /* the successor that violated (WORDS) */
+    struct succ *buf;     /* the successors of a batch of parents, in order */
+    int64_t nbuf;
+    int64_t *starts;      /* starts[k]: the first successor of the batch's k-th parent in buf */
 };
+
+/* Parents expanded ahead of the inserts, so that the visited table and the store can be
+   fetched from memory ahead of use (NOTE(prefetch)); AHEAD successors ahead for the table,
+   AHEAD / 2 for the stored state a table slot names. */
+#define BATCH (BINDINGS >= 4096 ? 1 : (4096 / BINDINGS > 64 ? 64 : 4096 / BINDINGS))
+#define AHEAD 16
 
 static inline u64 mix(u64 h) {
     h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL; h ^= h >> 33;
@@ -299,14 +410,33 @@ static inline u64 hash_words(const u64 *w) {
     for (int i = 0; i < WORDS; i++) h = mix(h ^ (w[i] + 0x9e3779b97f4a7c15ULL * (u64)(i + 1)));
     return h;
 }
+/* NOTE(huge-pages): the table and the store are read at random; in 2 MiB pages (where the
+   kernel has them, on request) a read rarely misses the TLB as well as the cache. */
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    if (bytes >= (1u << 21) && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p; (void)bytes;
+#endif
+}
 static int grow_table(struct search *S) {
     u64 size = (S->tmask + 1) * 2;
     uint32_t *t = (uint32_t *)calloc(size, sizeof(uint32_t));
     if (!t) return 7;
-    for (int64_t id = 0; id < S->n; id++) {
-        u64 h = hash_words(S->states + id * WORDS) & (size - 1);
-        while (t[h]) h = (h + 1) & (size - 1);
-        t[h] = (uint32_t)(id + 1);
+    advise_huge(t, size * sizeof(uint32_t));
+    u64 ring[16];   /* the slots of the next 16 states, fetched ahead (NOTE(prefetch)) */
+    for (int64_t id = 0; id < S->n + 16; id++) {
+        if (id >= 16) {   /* (the slot of state id - 16 first: state id's takes its place) */
+            u64 h = ring[id & 15];
+            while (t[h]) h = (h + 1) & (size - 1);
+            t[h] = (uint32_t)(id - 16 + 1);
+        }
+        if (id < S->n) {
+            u64 h = hash_words(S->states + id * WORDS) & (size - 1);
+            __builtin_prefetch(&t[h], 1);
+            ring[id & 15] = h;
+        }
     }
     free(S->table); S->table = t; S->tmask = size - 1;
     return 0;
@@ -316,21 +446,27 @@ static int grow_states(struct search *S) {
     u64 *st = (u64 *)realloc(S->states, (size_t)cap * WORDS * sizeof(u64));
     if (!st) return 7;
     S->states = st;
+    advise_huge(st, (size_t)cap * WORDS * sizeof(u64));
     int32_t *pa = (int32_t *)realloc(S->parent, (size_t)cap * sizeof(int32_t));
     if (!pa) return 7;
     S->parent = pa;
     uint16_t *vi = (uint16_t *)realloc(S->via, (size_t)cap * sizeof(uint16_t));
     if (!vi) return 7;
     S->via = vi;
-    uint16_t *de = (uint16_t *)realloc(S->depth, (size_t)cap * sizeof(uint16_t));
-    if (!de) return 7;
-    S->depth = de;
     S->cap = cap;
     return 0;
 }
+static int64_t depth_of(const struct search *S, int64_t id) {
+    int64_t lo = 0, hi = S->top;   /* the last depth whose first state is <= id */
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (S->level[mid] <= id) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
 /* -1: stored already; else the new state's id (or -(rc+2) when memory ran out) */
-static int64_t insert(struct search *S, const u64 *w, int64_t parent, int b, int64_t d) {
-    u64 h = hash_words(w) & S->tmask;
+static int64_t insert(struct search *S, const u64 *w, u64 hash, int64_t parent, int b, int64_t d) {
+    u64 h = hash & S->tmask;
     for (;;) {
         uint32_t e = S->table[h];
         if (!e) break;
@@ -344,7 +480,8 @@ static int64_t insert(struct search *S, const u64 *w, int64_t parent, int b, int
     if (S->n == S->cap && grow_states(S)) return -9;
     int64_t id = S->n++;
     memcpy(S->states + id * WORDS, w, WORDS * sizeof(u64));
-    S->parent[id] = (int32_t)parent; S->via[id] = (uint16_t)b; S->depth[id] = (uint16_t)d;
+    S->parent[id] = (int32_t)parent; S->via[id] = (uint16_t)b;
+    if (d > S->top) { S->top = d; S->level[d] = id; }
     S->table[h] = (uint32_t)(id + 1);
     if ((u64)S->n * 2 > S->tmask + 1 && grow_table(S)) return -9;
     return id;
@@ -352,16 +489,48 @@ static int64_t insert(struct search *S, const u64 *w, int64_t parent, int b, int
 static void note_failed(struct search *S, int64_t d, int64_t at, int64_t b) {
     if (S->failed_depth < 0) { S->failed_depth = d; S->failed_at = at; S->failed_b = b; }
 }
-static int on_step(struct search *S, int b, int error, const u64 *w, int flag) {
-    int64_t d = S->cur_depth + 1;
-    if (error) { note_failed(S, d, S->cur, b); return 0; }
+static void emit(struct search *S, int b, int error, const u64 *w, int flag) {
+    struct succ *e = &S->buf[S->nbuf++];
+    e->b = b; e->error = (int8_t)error; e->flag = (int8_t)flag;
+    if (error) return;
+#if SYMMETRY
+    e->stab = canon(w, e->w);   /* the representative is what the search stores and checks */
+#else
+    memcpy(e->w, w, WORDS * sizeof(u64));
+#endif
+    e->h = hash_words(e->w);
+}
+/* always_inline: gcc 12 judges a function of prefetches alone `const` and drops its calls */
+static inline __attribute__((always_inline)) void prefetch(const struct search *S, int64_t i) {
+    /* NOTE(prefetch): the table slot of a successor AHEAD ahead, and the stored state that the
+       slot of one AHEAD / 2 ahead names (its slot was fetched AHEAD / 2 successors ago). Hints
+       only: what is fetched never changes what the search does. */
+    if (i + AHEAD < S->nbuf && !S->buf[i + AHEAD].error)
+        __builtin_prefetch(&S->table[S->buf[i + AHEAD].h & S->tmask]);
+    if (i + AHEAD / 2 < S->nbuf && !S->buf[i + AHEAD / 2].error) {
+        u64 h = S->buf[i + AHEAD / 2].h & S->tmask;
+        uint32_t e = S->table[h];
+        if (e) {
+            __builtin_prefetch(S->states + (int64_t)(e - 1) * WORDS);
+            e = S->table[(h + 1) & S->tmask];   /* (and the next slot's, often probed too) */
+            if (e) __builtin_prefetch(S->states + (int64_t)(e - 1) * WORDS);
+        }
+    }
+}
+/* One successor, exactly as the per-state engine takes it: 0 go on, else a status. */
+static int on_step(struct search *S, int64_t cur, int64_t cur_depth, const struct succ *e) {
+    int64_t d = cur_depth + 1;
+    if (e->error) { note_failed(S, d, cur, e->b); return 0; }
     S->transitions++;
-    if (flag) { S->event_at = S->cur; S->event_b = b; memcpy(S->last, w, WORDS * sizeof(u64)); return 2; }
-    int64_t id = insert(S, w, S->cur, b, d);
+    if (e->flag) { S->event_at = cur; S->event_b = e->b; memcpy(S->last, e->w, WORDS * sizeof(u64)); return 2; }
+    int64_t id = insert(S, e->w, e->h, cur, e->b, d);
     if (id == -1) return 0;
     if (id < -1) return 7;
+#if SYMMETRY
+    S->represented += ORDER / e->stab;
+#endif
     u64 some = 0;
-    int st = check_state(w, &some);
+    int st = check_state(e->w, &some);
     if (st == 1) { note_failed(S, d, id, -1); return 0; }
     if (st == 2) { S->event_at = id; S->event_b = -1; return 3; }
     S->reached |= some & S->pending; S->pending &= ~some;
@@ -375,19 +544,34 @@ static int on_step(struct search *S, int b, int error, const u64 *w, int flag) {
 int ownership_run(struct search *S, int64_t budget) {
     int64_t until = S->head + budget;
     while (S->head < S->n) {
-        int64_t idx = S->head;
-        int64_t d = S->depth[idx];
-        if (S->failed_depth >= 0 && d >= S->failed_depth) return 6;
-        if (S->head >= until) return 0;
-        S->head++;
-        if (d - 1 > S->deepest_done) S->deepest_done = d - 1;
-        if (S->max_depth >= 0 && d >= S->max_depth) return 5;
-        S->cur = idx; S->cur_depth = d;
-        if (d >= 65535) return 7;   /* (depths are kept in 16 bits) */
-        u64 P[WORDS];   /* (a copy: the store may move while the successors are inserted) */
-        memcpy(P, S->states + idx * WORDS, WORDS * sizeof(u64));
-        int rc = expand(S, P);
-        if (rc) return rc;
+        /* expand a batch of parents first (that only fills buf), then take their successors in
+           order, each parent's checks made when its turn comes, as if one at a time */
+        int64_t first = S->head, last = first + BATCH;
+        if (last > S->n) last = S->n;
+        if (last > until) last = until > first ? until : first + 1;
+        S->nbuf = 0;
+        for (int64_t k = first; k < last; k++) {
+            S->starts[k - first] = S->nbuf;
+            expand(S, S->states + k * WORDS);
+        }
+        S->starts[last - first] = S->nbuf;
+        for (int64_t i = 0; i < AHEAD && i < S->nbuf; i++)
+            if (!S->buf[i].error) __builtin_prefetch(&S->table[S->buf[i].h & S->tmask]);
+        for (int64_t idx = first; idx < last; idx++) {
+            while (S->head_depth < S->top && idx >= S->level[S->head_depth + 1]) S->head_depth++;
+            int64_t d = S->head_depth;
+            if (S->failed_depth >= 0 && d >= S->failed_depth) return 6;
+            if (S->head >= until) return 0;
+            S->head++;
+            if (d - 1 > S->deepest_done) S->deepest_done = d - 1;
+            if (S->max_depth >= 0 && d >= S->max_depth) return 5;
+            if (d >= 65535) return 7;   /* (bindings are kept in 16 bits; depths as deep) */
+            for (int64_t i = S->starts[idx - first]; i < S->starts[idx - first + 1]; i++) {
+                prefetch(S, i);
+                int rc = on_step(S, idx, d, &S->buf[i]);
+                if (rc) return rc;
+            }
+        }
     }
     return S->failed_depth >= 0 ? 6 : 1;
 }
@@ -398,28 +582,38 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
     S->states = (u64 *)malloc((size_t)S->cap * WORDS * sizeof(u64));
     S->parent = (int32_t *)malloc((size_t)S->cap * sizeof(int32_t));
     S->via = (uint16_t *)malloc((size_t)S->cap * sizeof(uint16_t));
-    S->depth = (uint16_t *)malloc((size_t)S->cap * sizeof(uint16_t));
+    S->level = (int64_t *)calloc(65536, sizeof(int64_t));
     S->tmask = (1 << 13) - 1;
     S->table = (uint32_t *)calloc(S->tmask + 1, sizeof(uint32_t));
     S->last = (u64 *)calloc(WORDS, sizeof(u64));
-    if (!S->states || !S->parent || !S->via || !S->depth || !S->table || !S->last) return 0;
+    S->buf = (struct succ *)malloc((size_t)BATCH * BINDINGS * sizeof(struct succ));
+    S->starts = (int64_t *)malloc((size_t)(BATCH + 1) * sizeof(int64_t));
+    if (!S->states || !S->parent || !S->via || !S->level || !S->table || !S->last || !S->buf || !S->starts)
+        return 0;
     S->max_states = max_states; S->max_depth = max_depth;
     S->failed_depth = -1; S->failed_at = -1; S->failed_b = -1; S->event_at = -1; S->event_b = -1;
     S->deepest_done = -1; S->pending = pending;
-    insert(S, initial, -1, 0, 0);
+#if SYMMETRY
+    u64 first[WORDS];
+    S->represented = ORDER / canon(initial, first);
+    insert(S, first, hash_words(first), -1, 0, 0);
+#else
+    insert(S, initial, hash_words(initial), -1, 0, 0);
+#endif
     return S;
 }
 void ownership_free(struct search *S) {
     if (!S) return;
-    free(S->states); free(S->parent); free(S->via); free(S->depth); free(S->table); free(S->last); free(S);
+    free(S->states); free(S->parent); free(S->via); free(S->level); free(S->table); free(S->last);
+    free(S->buf); free(S->starts); free(S);
 }
 int64_t ownership_get(struct search *S, int what) {
     switch (what) {
     case 0: return S->n; case 1: return S->transitions; case 2: return S->head;
     case 3: return S->deepest_done; case 4: return S->failed_depth; case 5: return S->failed_at;
     case 6: return S->failed_b; case 7: return S->event_at; case 8: return S->event_b;
-    case 9: return (int64_t)S->reached; case 10: return S->n ? S->depth[S->n - 1] : 0;
-    case 11: return (int64_t)((S->cap * (WORDS * 8 + 8)) + (int64_t)(S->tmask + 1) * 4);
+    case 9: return (int64_t)S->reached; case 10: return S->top; case 12: return (int64_t)S->represented;
+    case 11: return (int64_t)((S->cap * (WORDS * 8 + 6)) + (int64_t)(S->tmask + 1) * 4);
     }
     return -1;
 }
@@ -428,7 +622,10 @@ void ownership_state(struct search *S, int64_t id, u64 *out) {
 }
 int64_t ownership_parent(struct search *S, int64_t id) { return S->parent[id]; }
 int64_t ownership_via(struct search *S, int64_t id) { return S->via[id]; }
-int64_t ownership_depth(struct search *S, int64_t id) { return S->depth[id]; }
+int64_t ownership_depth(struct search *S, int64_t id) { return depth_of(S, id); }
+#if SYMMETRY
+u64 ownership_canon(const u64 *P, u64 *out) { return canon(P, out); }   /* (for the tests) */
+#endif
 """
 
 
@@ -467,15 +664,16 @@ def _machine() -> str:
 class NativeModel:
     """A model's search compiled to a shared library (see the module docstring)."""
 
-    def __init__(self, bm: BatchModel) -> None:
+    def __init__(self, bm: BatchModel, canon: Any = None) -> None:
         self.bm = bm
+        self.canon = canon
         if bm.n_bindings > 65535:
             raise UsageError("the native engine takes at most 65,535 action bindings; use the numpy engine")
         cc = compiler()
         if cc is None:
             raise UsageError("the native engine needs a C compiler (cc, gcc, or $CC) on PATH: install one"
                              " (Debian: apt install gcc), or leave --native out")
-        text = source(bm)
+        text = source(bm, canon)
         digest = hashlib.sha256(f"{VERSION}\n{cc}\n{_machine()}\n{text}".encode()).hexdigest()[:24]
         where = _cache_dir()
         lib = where / f"{digest}.so"
@@ -507,6 +705,21 @@ class NativeModel:
         L.ownership_get.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.ownership_state.restype = None
         L.ownership_state.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+        if canon is not None:
+            L.ownership_canon.restype = ctypes.c_uint64
+            L.ownership_canon.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+
+    def canonicalise(self, words: Any) -> tuple[Any, Any]:
+        """(representatives, stabiliser sizes) of packed rows (words x n) by the C code, as
+        Canonicaliser.canonicalise gives them (for the tests: the search calls it in C)."""
+        import numpy as np
+
+        rows = np.ascontiguousarray(words.T, dtype=np.uint64)
+        out = np.zeros_like(rows)
+        stab = np.zeros(rows.shape[0], dtype=np.int64)
+        for i in range(rows.shape[0]):
+            stab[i] = self.lib.ownership_canon(rows[i].ctypes.data, out[i].ctypes.data)
+        return np.ascontiguousarray(out.T), stab
 
 
 __all__ = ["NativeModel", "compiler", "source"]

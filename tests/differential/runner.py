@@ -12,6 +12,8 @@ oracle (tests/differential/oracle.py) and then each engine on a fresh model:
 | native   | ownership.engines.native.check (compiled C)      | the same                                     |
 | symmetry | batch.check(symmetry=True)                       | the same (states before symmetry), or refuse |
 |          |                                                  | the spec as not symmetric (a UsageError)     |
+| native-symmetry | native.check(symmetry=True)               | what symmetry answers: refused alike, else    |
+|          |                                                  | the same representatives and transitions     |
 | bmc      | bmc.check, max_depth = the event's depth, or the | the decision; when nothing happens: verified |
 |          | deepest depth + 1 when nothing happens           | iff no execution is longer than the deepest  |
 |          |                                                  | depth, else bounded at that depth + 1        |
@@ -63,7 +65,7 @@ from ownership.lang.model import Model
 from .generator import SEEDED_KINDS, GeneratedSpec
 from .oracle import Oracle, Where, explore, where
 
-ENGINES = ("explicit", "batch", "partitioned", "native", "symmetry", "bmc", "prove", "fuzz")
+ENGINES = ("explicit", "batch", "partitioned", "native", "symmetry", "native-symmetry", "bmc", "prove", "fuzz")
 
 #: Besides the engines, check_spec can compare single steps ("steps": step_problems).
 STEPS = "steps"
@@ -237,6 +239,8 @@ def compare(oracle: Oracle, answers: dict[str, Answer], proof: Oracle | None = N
             add(engine, _decided(answers[engine], oracle, counts=True))
     if "symmetry" in answers and answers["symmetry"].outcome != "refused":
         add("symmetry", _decided(answers["symmetry"], oracle, counts=True, states_field="before_symmetry"))
+    if "native-symmetry" in answers:
+        add("native-symmetry", _as_symmetry(answers["native-symmetry"], answers.get("symmetry"), oracle))
     if "bmc" in answers:
         a = answers["bmc"]
         if d.verdict != "verified":
@@ -253,6 +257,20 @@ def compare(oracle: Oracle, answers: dict[str, Answer], proof: Oracle | None = N
     if "fuzz" in answers:
         add("fuzz", _fuzz(answers["fuzz"], oracle))
     return problems
+
+
+def _as_symmetry(a: Answer, ref: Answer | None, oracle: Oracle) -> list[str]:
+    """The native search under symmetry: refused where the batch one refuses, else the oracle's
+    decision and the batch search's representatives."""
+    if ref is not None and (a.outcome == "refused") != (ref.outcome == "refused"):
+        return [f"answered {a.outcome}, the batch engine with symmetry {ref.outcome}"]
+    if a.outcome == "refused":
+        return []
+    out = _decided(a, oracle, counts=True, states_field="before_symmetry")
+    if ref is not None and (a.states, a.transitions) != (ref.states, ref.transitions):
+        out.append(f"{a.states} representatives and {a.transitions} transitions, the batch engine with symmetry"
+                   f" {ref.states} and {ref.transitions}")
+    return out
 
 
 def _bmc_pass(a: Answer, oracle: Oracle) -> list[str]:
@@ -375,6 +393,7 @@ def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[
         "partitioned": ("partitioned.check(model, parts=3)", lambda m: partitioned.check(m, parts=3)),
         "native": ("native.check(model)", lambda m: native.check(m)),
         "symmetry": ("batch.check(model, symmetry=True)", lambda m: batch.check(m, symmetry=True)),
+        "native-symmetry": ("native.check(model, symmetry=True)", lambda m: native.check(m, symmetry=True)),
         "bmc": (f"bmc.check(model, max_depth={depth})", lambda m: bmc.check(m, max_depth=depth)),
         "prove": (f"bmc.run_proof(model, k={k})", lambda m: bmc.run_proof(m, k=k)),
         "fuzz": (f"fuzz.check(model, runs={FUZZ_RUNS}, steps={FUZZ_STEPS}, profile='ci')",
