@@ -196,7 +196,10 @@ class _Run:
             states.append(self._words(sid))
             parent = int(self.lib.ownership_parent(self.S, sid))
             if parent >= 0:
-                via.append(int(self.lib.ownership_via(self.S, sid)))
+                b = int(self.lib.ownership_via(self.S, sid))
+                if b < 0:
+                    raise InternalError(f"the native search cannot find again how state {sid} was reached ({b})")
+                via.append(b)
             sid = parent
         return states[::-1], via[::-1]
 

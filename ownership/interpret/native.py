@@ -37,7 +37,7 @@ from ..errors import UsageError
 from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
-VERSION = 2
+VERSION = 3
 
 _ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
 _BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
@@ -377,7 +377,7 @@ struct succ { u64 w[WORDS]; u64 h; u64 stab; int32_t b; int8_t error; int8_t fla
 struct search {
     u64 *states;          /* n x WORDS, in discovery order */
     int32_t *parent;      /* the state a state was first reached from (-1: the initial one) */
-    uint16_t *via;        /* the binding that reached it */
+    /* (the binding that reached a state is not stored: ownership_via finds it again) */
     int64_t *level;       /* level[d]: the first state of depth d (states are stored by depth) */
     int64_t top;          /* the deepest depth stored */
     int64_t n, cap;       /* states stored (the visited set), room for */
@@ -450,9 +450,6 @@ static int grow_states(struct search *S) {
     int32_t *pa = (int32_t *)realloc(S->parent, (size_t)cap * sizeof(int32_t));
     if (!pa) return 7;
     S->parent = pa;
-    uint16_t *vi = (uint16_t *)realloc(S->via, (size_t)cap * sizeof(uint16_t));
-    if (!vi) return 7;
-    S->via = vi;
     S->cap = cap;
     return 0;
 }
@@ -480,7 +477,7 @@ static int64_t insert(struct search *S, const u64 *w, u64 hash, int64_t parent, 
     if (S->n == S->cap && grow_states(S)) return -9;
     int64_t id = S->n++;
     memcpy(S->states + id * WORDS, w, WORDS * sizeof(u64));
-    S->parent[id] = (int32_t)parent; S->via[id] = (uint16_t)b;
+    S->parent[id] = (int32_t)parent; (void)b;
     if (d > S->top) { S->top = d; S->level[d] = id; }
     S->table[h] = (uint32_t)(id + 1);
     if ((u64)S->n * 2 > S->tmask + 1 && grow_table(S)) return -9;
@@ -581,14 +578,13 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
     S->cap = 1 << 12;
     S->states = (u64 *)malloc((size_t)S->cap * WORDS * sizeof(u64));
     S->parent = (int32_t *)malloc((size_t)S->cap * sizeof(int32_t));
-    S->via = (uint16_t *)malloc((size_t)S->cap * sizeof(uint16_t));
     S->level = (int64_t *)calloc(65536, sizeof(int64_t));
     S->tmask = (1 << 13) - 1;
     S->table = (uint32_t *)calloc(S->tmask + 1, sizeof(uint32_t));
     S->last = (u64 *)calloc(WORDS, sizeof(u64));
     S->buf = (struct succ *)malloc((size_t)BATCH * BINDINGS * sizeof(struct succ));
     S->starts = (int64_t *)malloc((size_t)(BATCH + 1) * sizeof(int64_t));
-    if (!S->states || !S->parent || !S->via || !S->level || !S->table || !S->last || !S->buf || !S->starts)
+    if (!S->states || !S->parent || !S->level || !S->table || !S->last || !S->buf || !S->starts)
         return 0;
     S->max_states = max_states; S->max_depth = max_depth;
     S->failed_depth = -1; S->failed_at = -1; S->failed_b = -1; S->event_at = -1; S->event_b = -1;
@@ -604,7 +600,7 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
 }
 void ownership_free(struct search *S) {
     if (!S) return;
-    free(S->states); free(S->parent); free(S->via); free(S->level); free(S->table); free(S->last);
+    free(S->states); free(S->parent); free(S->level); free(S->table); free(S->last);
     free(S->buf); free(S->starts); free(S);
 }
 int64_t ownership_get(struct search *S, int what) {
@@ -613,7 +609,7 @@ int64_t ownership_get(struct search *S, int what) {
     case 3: return S->deepest_done; case 4: return S->failed_depth; case 5: return S->failed_at;
     case 6: return S->failed_b; case 7: return S->event_at; case 8: return S->event_b;
     case 9: return (int64_t)S->reached; case 10: return S->top; case 12: return (int64_t)S->represented;
-    case 11: return (int64_t)((S->cap * (WORDS * 8 + 6)) + (int64_t)(S->tmask + 1) * 4);
+    case 11: return (int64_t)((S->n * (WORDS * 8 + 4)) + (int64_t)(S->tmask + 1) * 4);
     }
     return -1;
 }
@@ -621,7 +617,26 @@ void ownership_state(struct search *S, int64_t id, u64 *out) {
     memcpy(out, id < 0 ? S->last : S->states + id * WORDS, WORDS * sizeof(u64));
 }
 int64_t ownership_parent(struct search *S, int64_t id) { return S->parent[id]; }
-int64_t ownership_via(struct search *S, int64_t id) { return S->via[id]; }
+/* The binding that first reached state id: the first of its parent's bindings whose successor
+   is the state (NOTE(first-event): the parent is the first state to reach it, and a parent's
+   successors are taken in binding order), found by expanding the parent again: 2 bytes a
+   state less to keep. -1 for the initial state. */
+int64_t ownership_via(struct search *S, int64_t id) {
+    int64_t parent = S->parent[id];
+    if (parent < 0) return -1;
+    struct succ *keep = S->buf; int64_t kept = S->nbuf;
+    struct succ *mine = (struct succ *)malloc((size_t)BINDINGS * sizeof(struct succ));
+    if (!mine) return -2;
+    S->buf = mine; S->nbuf = 0;
+    expand(S, S->states + parent * WORDS);
+    int64_t found = -3;
+    for (int64_t i = 0; i < S->nbuf && found < 0; i++) {
+        if (mine[i].error || mine[i].flag) continue;
+        if (memcmp(mine[i].w, S->states + id * WORDS, WORDS * sizeof(u64)) == 0) found = mine[i].b;
+    }
+    S->buf = keep; S->nbuf = kept; free(mine);
+    return found;
+}
 int64_t ownership_depth(struct search *S, int64_t id) { return depth_of(S, id); }
 #if SYMMETRY
 u64 ownership_canon(const u64 *P, u64 *out) { return canon(P, out); }   /* (for the tests) */
