@@ -469,13 +469,10 @@ def check(
 
         return explicit.check(model, max_states=max_states, max_depth=max_depth,
                               max_seconds=max_seconds, reporter=reporter, report_every=report_every)
-    if symmetry and model.requests > 1:
-        from .symmetry import equivariance_problem
+    if symmetry:
+        from .symmetry import require_symmetric
 
-        problem = equivariance_problem(model, exp.bm)
-        if problem is not None:
-            raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
-                             " Check it without --symmetry.")
+        require_symmetric(model, exp.bm)
     return _Search(model, exp, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                    max_memory=max_memory, workers=workers, reporter=reporter,
                    report_every=report_every, block=block, start=start_time).run()

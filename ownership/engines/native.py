@@ -86,12 +86,9 @@ def _canonicaliser(model: Model, bm: BatchModel) -> Any:
     if model.requests > MAX_SYMMETRIC_REQUESTS:
         raise UsageError(f"--symmetry --native: {model.requests} requests; the native engine reduces at most"
                          f" {MAX_SYMMETRIC_REQUESTS} (requests! must fit 64 bits): leave --native out")
-    from .symmetry import Canonicaliser, equivariance_problem
+    from .symmetry import Canonicaliser, require_symmetric
 
-    problem = equivariance_problem(model, bm)
-    if problem is not None:
-        raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
-                         " Check it without --symmetry.")
+    require_symmetric(model, bm)
     return Canonicaliser(model, bm.layout)
 
 

@@ -483,13 +483,10 @@ def check(model: Model, *, recipe: Recipe | None = None, ray: Any = None, parts:
         raise UsageError("a partitioned search on Ray or with a checkpoint needs the recipe of its model"
                          " (ownership.engines.cluster.Recipe.of(spec, model))")
     bm = BatchModel(model)  # (the driver's: names, bits, the checks below; partitions build their own)
-    if symmetry and model.requests > 1:
-        from .symmetry import equivariance_problem
+    if symmetry:
+        from .symmetry import require_symmetric
 
-        problem = equivariance_problem(model, bm)
-        if problem is not None:
-            raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
-                             " Check it without --symmetry.")
+        require_symmetric(model, bm)
     if bm.unsupported is not None:
         raise UsageError("the partitioned search needs the batch engine, and this spec's values need more than"
                          " 64 bits; check it without --ray and --checkpoint")

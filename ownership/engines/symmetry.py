@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError
 from ..interpret.batch import BatchModel, Graph, Layout
 from ..lang.declare import RequestDomain
 from ..lang.model import Model
@@ -203,6 +204,17 @@ class _Canon:
             else:
                 out.append(m)
         return out
+
+
+def require_symmetric(model: Model, bm: BatchModel) -> None:
+    """Refuse --symmetry (a UsageError with the reason) for a spec whose requests are not
+    interchangeable; a single request has nothing to rename."""
+    if model.requests < 2:
+        return
+    problem = equivariance_problem(model, bm)
+    if problem is not None:
+        raise UsageError(f"--symmetry: the requests of this spec are not interchangeable: {problem}."
+                         " Check it without --symmetry.")
 
 
 def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
