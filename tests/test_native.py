@@ -183,6 +183,16 @@ def test_a_time_limit_is_inconclusive_with_what_was_covered():
     assert 0 < got.coverage.states < 7_286_733 and not got.coverage.complete
 
 
+def test_a_memory_limit_stops_the_search_before_the_process_passes_it():
+    """NOTE(memory): a growth of the store or the table that would pass the limit is refused in C."""
+    model = model_for("sglang_pd", fixes=("door-retire",), params={"requests": 4, "decode_pool": 5})
+    limit = batch._rss() + (100 << 20)   # (what this test process holds already, and 100 MB)
+    got = native.check(model, max_memory=limit)
+    assert got.verdict is Verdict.INCONCLUSIVE and got.coverage.stopped_by == "max-memory"
+    assert 0 < got.coverage.states < 7_286_733 and not got.coverage.complete
+    assert got.coverage.peak_memory <= limit
+
+
 def test_progress_reaches_the_reporter():
     seen = []
     model = model_for("sglang_pd", fixes=("door-retire",), params={"requests": 4, "decode_pool": 4})

@@ -121,8 +121,12 @@ class _Run:
             self.reached[name] = True
         pending = sum(1 << k for k, n in enumerate(self.names) if not self.reached[n])
         init = np.ascontiguousarray(self.bm.layout.pack_rows([model.initial])[:, 0])
+        # NOTE(memory) of the C search: the store and the table may take what the limit leaves
+        # beside what the process holds already; a growth past it stops the search first
+        limit = self._memory_limit(max_memory)
+        budget = -1 if limit is None else max(limit - _rss(), 0)
         S = self.lib.ownership_new(init.ctypes.data, pending, -1 if max_states is None else max_states,
-                                   -1 if max_depth is None else max_depth)
+                                   -1 if max_depth is None else max_depth, budget)
         if not S:
             raise MemoryError("the native engine could not allocate its first states")
         self.S = S

@@ -37,7 +37,7 @@ from ..errors import UsageError
 from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
-VERSION = 3
+VERSION = 4
 
 _ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
 _BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
@@ -385,6 +385,7 @@ struct search {
     u64 tmask;            /* table size - 1 */
     int64_t head, head_depth, transitions, deepest_done;
     int64_t max_states, max_depth;   /* -1: none */
+    int64_t max_bytes;    /* what the store and the table may take (-1: no limit): NOTE(memory) */
     int64_t failed_depth, failed_at, failed_b;  /* a pending spec error (NOTE(first-event)) */
     int64_t event_at, event_b;       /* a violation: of the step (parent, binding), or of a state */
     u64 pending, reached;            /* sometimes properties not reached yet, reached */
@@ -420,8 +421,16 @@ static void advise_huge(void *p, size_t bytes) {
     (void)p; (void)bytes;
 #endif
 }
+/* NOTE(memory): the bytes the store and the table hold: a state's words and parent per slot of
+   the store, 4 bytes per slot of the table. A growth that would pass max_bytes (while a table
+   grows, the old one and the new one are both held) is refused, and the search stops with
+   what it found (status 7), before the process takes the memory. */
+static int64_t held_bytes(const struct search *S) {
+    return S->cap * (int64_t)(WORDS * 8 + 4) + (int64_t)(S->tmask + 1) * 4;
+}
 static int grow_table(struct search *S) {
     u64 size = (S->tmask + 1) * 2;
+    if (S->max_bytes >= 0 && held_bytes(S) + (int64_t)size * 4 > S->max_bytes) return 7;
     uint32_t *t = (uint32_t *)calloc(size, sizeof(uint32_t));
     if (!t) return 7;
     advise_huge(t, size * sizeof(uint32_t));
@@ -443,6 +452,7 @@ static int grow_table(struct search *S) {
 }
 static int grow_states(struct search *S) {
     int64_t cap = S->cap * 2;
+    if (S->max_bytes >= 0 && held_bytes(S) + S->cap * (int64_t)(WORDS * 8 + 4) > S->max_bytes) return 7;
     u64 *st = (u64 *)realloc(S->states, (size_t)cap * WORDS * sizeof(u64));
     if (!st) return 7;
     S->states = st;
@@ -572,7 +582,8 @@ int ownership_run(struct search *S, int64_t budget) {
     }
     return S->failed_depth >= 0 ? 6 : 1;
 }
-struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states, int64_t max_depth) {
+struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states, int64_t max_depth,
+                             int64_t max_bytes) {
     struct search *S = (struct search *)calloc(1, sizeof(struct search));
     if (!S) return 0;
     S->cap = 1 << 12;
@@ -586,7 +597,7 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
     S->starts = (int64_t *)malloc((size_t)(BATCH + 1) * sizeof(int64_t));
     if (!S->states || !S->parent || !S->level || !S->table || !S->last || !S->buf || !S->starts)
         return 0;
-    S->max_states = max_states; S->max_depth = max_depth;
+    S->max_states = max_states; S->max_depth = max_depth; S->max_bytes = max_bytes;
     S->failed_depth = -1; S->failed_at = -1; S->failed_b = -1; S->event_at = -1; S->event_b = -1;
     S->deepest_done = -1; S->pending = pending;
 #if SYMMETRY
@@ -609,7 +620,7 @@ int64_t ownership_get(struct search *S, int what) {
     case 3: return S->deepest_done; case 4: return S->failed_depth; case 5: return S->failed_at;
     case 6: return S->failed_b; case 7: return S->event_at; case 8: return S->event_b;
     case 9: return (int64_t)S->reached; case 10: return S->top; case 12: return (int64_t)S->represented;
-    case 11: return (int64_t)((S->n * (WORDS * 8 + 4)) + (int64_t)(S->tmask + 1) * 4);
+    case 11: return held_bytes(S);
     }
     return -1;
 }
@@ -709,7 +720,7 @@ class NativeModel:
         self.lib = ctypes.CDLL(str(lib))
         L = self.lib
         L.ownership_new.restype = ctypes.c_void_p
-        L.ownership_new.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64]
+        L.ownership_new.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
         L.ownership_run.restype = ctypes.c_int
         L.ownership_run.argtypes = [ctypes.c_void_p, ctypes.c_int64]
         L.ownership_free.argtypes = [ctypes.c_void_p]
