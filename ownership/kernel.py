@@ -332,10 +332,14 @@ def written(s: Any, pool: str, r: Any = None, key: Any = None) -> Any:
     return s._positions(f"{pool}.content", r)
 
 
-def reused(s: Any, pool: str) -> Any:
-    """The pages of `pool` owned by one request while holding another (modelled) request's KV."""
+def reused_arguments(s: Any, pool: Any) -> None:
     _pool(s, pool, "reused()")
     _no_keys(s, pool, "reused()")
+
+
+def reused(s: Any, pool: str) -> Any:
+    """The pages of `pool` owned by one request while holding another (modelled) request's KV."""
+    reused_arguments(s, pool)
     content = s._array(f"{pool}.content")
     earlier = s.model.pools[pool].earlier
     out: Any = 0
@@ -349,10 +353,12 @@ def reused(s: Any, pool: str) -> Any:
 # -- operations ------------------------------------------------------------------------------------
 
 
-def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
-    """Request r takes n free pages; the action waits (is disabled) while fewer are free.
+# NOTE(one-check): each operation's arguments are checked by one function, `<op>_arguments`,
+# which the generic definition below and the concrete interpreter's fast path
+# (ownership.interpret.concrete_kernel) both call first: one set of spec errors, one order.
 
-    Which pages: the lowest free ones ("lowest"), or the head of the free list ("lifo")."""
+
+def alloc_arguments(s: Any, pool: Any, r: Any, n: Any) -> None:
     _pool(s, pool, "alloc()")
     _holder(s, pool, r, "alloc()")
     sorts.expect(n, INT, "alloc(), the number of pages")
@@ -361,6 +367,13 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
             raise _error(faults.alloc_message(pool, int(n)))
     else:
         s._check("alloc", s._outside(n, 0, None), lambda: faults.alloc_message(pool, s._int(n)))
+
+
+def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
+    """Request r takes n free pages; the action waits (is disabled) while fewer are free.
+
+    Which pages: the lowest free ones ("lowest"), or the head of the free list ("lifo")."""
+    alloc_arguments(s, pool, r, n)
     size = _size(s, pool)
     free = _free_pages(s, pool)
     s.require(count(free) >= n)
@@ -382,17 +395,21 @@ def alloc(s: Any, pool: str, r: Any, n: Any) -> Any:
     return got
 
 
-def take(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r takes `pages` that the spec's own allocator chose (e.g. vLLM's free queue).
-
-    Nothing is checked here: if a page is still held by another request, the harm shows when
-    either one writes or reads it (write-unowned, read-unowned, stale-read)."""
+def take_arguments(s: Any, pool: Any, r: Any, pages: Any) -> None:
     _pool(s, pool, "take()")
     if s.model.pools[pool].order == "lifo":
         raise _error(f"take() chooses pages itself; pool {pool} keeps its own free list"
                      " (order=\"lifo\"): use alloc(), or declare the pool with order=\"lowest\"")
     _holder(s, pool, r, "take()")
     _pages(s, pool, pages, "take()")
+
+
+def take(s: Any, pool: str, r: Any, pages: Any) -> None:
+    """Request r takes `pages` that the spec's own allocator chose (e.g. vLLM's free queue).
+
+    Nothing is checked here: if a page is still held by another request, the harm shows when
+    either one writes or reads it (write-unowned, read-unowned, stale-read)."""
+    take_arguments(s, pool, r, pages)
     if _shared(s, pool):
         _reference(s, pool, "holders", r, pages, "take()")
         return
@@ -401,14 +418,18 @@ def take(s: Any, pool: str, r: Any, pages: Any) -> None:
         holder[p] = If(has(pages, p), r, holder[p])
 
 
-def share(s: Any, pool: str, r: Any, pages: Any) -> None:
-    """Request r (or an owner of the pool) takes a reference to `pages` of a shared pool (a
-    prefix-cache hit; in a counted pool, one more reference)."""
+def share_arguments(s: Any, pool: Any, r: Any, pages: Any) -> None:
     _pool(s, pool, "share()")
     if not _shared(s, pool):
         raise _error(f"share() needs a shared pool; declare {pool} = pool(..., shared=True)")
     _holder(s, pool, r, "share()")
     _pages(s, pool, pages, "share()")
+
+
+def share(s: Any, pool: str, r: Any, pages: Any) -> None:
+    """Request r (or an owner of the pool) takes a reference to `pages` of a shared pool (a
+    prefix-cache hit; in a counted pool, one more reference)."""
+    share_arguments(s, pool, r, pages)
     _reference(s, pool, "holders", r, pages, "share()")
 
 
@@ -419,22 +440,24 @@ def _reference(s: Any, pool: str, kind: str, who: Any, pages: Any, op: str) -> N
         arr[p] = _add(s, pool, arr[p], who, has(pages, p), op, p)
 
 
+def pin_arguments(s: Any, pool: Any, who: Any, pages: Any, op: str) -> None:
+    """The arguments of pin() and unpin() (`op`)."""
+    _pool(s, pool, op)
+    _pins_of(s, pool, op)
+    _holder(s, pool, who, op)
+    _pages(s, pool, pages, op)
+
+
 def pin(s: Any, pool: str, who: Any, pages: Any) -> None:
     """`who` (a request, or an owner of the pool) pins `pages`: while a page is pinned, its
     last reference must not be dropped (free-pinned). In a counted pool pins count too."""
-    _pool(s, pool, "pin()")
-    _pins_of(s, pool, "pin()")
-    _holder(s, pool, who, "pin()")
-    _pages(s, pool, pages, "pin()")
+    pin_arguments(s, pool, who, pages, "pin()")
     _reference(s, pool, "pins", who, pages, "pin()")
 
 
 def unpin(s: Any, pool: str, who: Any, pages: Any) -> None:
     """`who` drops a pin of each of `pages`; one it does not have is count-below-zero."""
-    _pool(s, pool, "unpin()")
-    _pins_of(s, pool, "unpin()")
-    _holder(s, pool, who, "unpin()")
-    _pages(s, pool, pages, "unpin()")
+    pin_arguments(s, pool, who, pages, "unpin()")
     pins = s._array(f"{pool}.pins")
     unit = _unit(s, pool, who)
     for p in s._members(pages, _size(s, pool)):  # NOTE(members-loop)
@@ -445,14 +468,18 @@ def unpin(s: Any, pool: str, who: Any, pages: Any) -> None:
         pins[p] = If(inside & mine, pins[p] - unit, pins[p])
 
 
+def free_arguments(s: Any, pool: Any, r: Any, pages: Any) -> None:
+    _pool(s, pool, "free()")
+    _holder(s, pool, r, "free()")
+    _pages(s, pool, pages, "free()")
+
+
 def free(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r (or an owner of a shared pool) returns `pages` (in a shared pool: drops one
     reference). Flags double-free and free-in-flight; in a counted pool, a reference dropped
     on a page nobody holds is count-below-zero; in a pool with pins, dropping a page's last
     reference while it is pinned is free-pinned."""
-    _pool(s, pool, "free()")
-    _holder(s, pool, r, "free()")
-    _pages(s, pool, pages, "free()")
+    free_arguments(s, pool, r, pages)
     size = _size(s, pool)
     holder = _holder_slot(s, pool)
     inflight = s._array(f"{pool}.inflight")
@@ -489,13 +516,18 @@ def free(s: Any, pool: str, r: Any, pages: Any) -> None:
             fl[j] = If(k > j, nth(pages, j, size), select(old, j - k, size))
 
 
+def access_arguments(s: Any, pool: Any, r: Any, pages: Any, key: Any, op: str) -> None:
+    """The arguments of write() and read() (`op`)."""
+    _pool(s, pool, op)
+    _request(s, r, op)
+    _pages(s, pool, pages, op)
+    _key(s, pool, key, op)
+
+
 def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     """Request r computes KV into `pages`: its own, or content `key` in a keyed pool.
     Flags write-unowned (in a shared pool: unless r is the only holder)."""
-    _pool(s, pool, "write()")
-    _request(s, r, "write()")
-    _pages(s, pool, pages, "write()")
-    _key(s, pool, key, "write()")
+    access_arguments(s, pool, r, pages, key, "write()")
     holder = _holder_slot(s, pool)
     content = s._array(f"{pool}.content")
     value = r if key is None else key
@@ -508,10 +540,7 @@ def write(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
 def read(s: Any, pool: str, r: Any, pages: Any, key: Any = None) -> None:
     """Request r attends over `pages`, expecting its own KV (or content `key` in a keyed pool).
     Flags read-unowned (unless r holds or pins each page) and stale-read."""
-    _pool(s, pool, "read()")
-    _request(s, r, "read()")
-    _pages(s, pool, pages, "read()")
-    _key(s, pool, key, "read()")
+    access_arguments(s, pool, r, pages, key, "read()")
     _read(s, pool, r, pages, key)
 
 
@@ -534,15 +563,7 @@ def _read(s: Any, pool: str, r: Any, pages: Any, key: Any) -> None:
                 expected=expect)
 
 
-def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
-    """Start a transfer of request r's KV from `src_pages` into `dst_pages` (RDMA in flight).
-
-    The source pages are read now (checked as a read by r); the destination pages are written
-    when the transfer lands (`land`). Until then both are marked in flight.
-
-    Between two keyed pools (content: keys, e.g. block hashes) a transfer copies keys: the
-    j-th lowest destination page receives the key of the j-th lowest source page (none where
-    the source has fewer pages), and the source is checked as held by r, not for r's KV."""
+def send_arguments(s: Any, r: Any, src_pool: Any, src_pages: Any, dst_pool: Any, dst_pages: Any) -> None:
     _pool(s, src_pool, "send()")
     _pool(s, dst_pool, "send()")
     keys = s.model.pools[src_pool].keys
@@ -553,7 +574,19 @@ def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages
     _request(s, r, "send()")
     _pages(s, src_pool, src_pages, "send(), the source")
     _pages(s, dst_pool, dst_pages, "send(), the destination")
-    if keys is None:
+
+
+def send(s: Any, r: Any, src_pool: str, src_pages: Any, dst_pool: str, dst_pages: Any) -> None:
+    """Start a transfer of request r's KV from `src_pages` into `dst_pages` (RDMA in flight).
+
+    The source pages are read now (checked as a read by r); the destination pages are written
+    when the transfer lands (`land`). Until then both are marked in flight.
+
+    Between two keyed pools (content: keys, e.g. block hashes) a transfer copies keys: the
+    j-th lowest destination page receives the key of the j-th lowest source page (none where
+    the source has fewer pages), and the source is checked as held by r, not for r's KV."""
+    send_arguments(s, r, src_pool, src_pages, dst_pool, dst_pages)
+    if s.model.pools[src_pool].keys is None:
         _read(s, src_pool, r, src_pages, None)
     else:
         _held(s, src_pool, r, src_pages)
@@ -591,6 +624,16 @@ def _copy_keys(s: Any, src_pool: str, src: Any, dst_pool: str, dst: Any) -> None
         incoming[p] = If(has(dst, p), key, incoming[p])
 
 
+def land_arguments(s: Any, r: Any, pool: Any, pages: Any) -> None:
+    _request(s, r, "land()")
+    if pages is not None and pool is None:
+        raise _error("land(r, pages=...): a partial landing names its pool: land(r, pool, pages)")
+    if pool is not None:
+        _pool(s, pool, "land()")
+    if pages is not None:
+        _pages(s, pool, pages, "land(), the pages")
+
+
 def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
     """Transfers of request r in flight land: their destination pages now hold r's KV. All of
     them (`land(r)`), those into one pool (`land(r, "aux")`: several transfers of a request in
@@ -602,13 +645,7 @@ def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
     in flight any more, i.e. until its last landing. A transfer engine cannot cancel a write
     (Mooncake, NIXL), so a landing may happen after the receiver gave the pages up: it flags
     write-unowned where r no longer owns a page."""
-    _request(s, r, "land()")
-    if pages is not None and pool is None:
-        raise _error("land(r, pages=...): a partial landing names its pool: land(r, pool, pages)")
-    if pool is not None:
-        _pool(s, pool, "land()")
-    if pages is not None:
-        _pages(s, pool, pages, "land(), the pages")
+    land_arguments(s, r, pool, pages)
     for q in s.model.pools:
         if pool is not None and q != pool:
             continue

@@ -44,7 +44,8 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, precondition, rule
 
 from ..errors import InternalError, LimitReached, SpecError, UsageError
-from ..interpret.concrete import Concrete, Flag
+from ..interpret.concrete import Concrete, Flag, Judged, flags_of
+from ..interpret.store import CHUNK, Key, Packed
 from ..kernel import PROPERTIES
 from ..lang.declare import RequestDomain, as_domain
 from ..lang.model import Binding, Model
@@ -95,7 +96,7 @@ Reporter = Callable[[Progress], None]
 class Seen:
     """What one check covered, as sets, so that several checks can be merged (the swarm of
     ownership.engines.swarm): set by `check` as `result.seen`. `states` are the hashes of the
-    states reached (hash() of a tuple of ints is the same in every process)."""
+    states reached (a Packed state's hash, ownership.interpret.store: the same in every process)."""
 
     states: frozenset[int] = frozenset()
     fired: frozenset[str] = frozenset()
@@ -160,6 +161,13 @@ def action_slices(model: Model) -> list[ActionSlice]:
     return out
 
 
+def _node_bytes(model: Model) -> int:
+    """About what one more node of the memo costs (NOTE(memo-by-path)): its chunk table, a
+    few chunks and page sets its step changed, and the node itself."""
+    pages = max((p.size for p in model.pools.values()), default=0)
+    return 8 * (model.width // CHUNK + 1) + 4 * 8 * CHUNK + 6 * (pages // 8) + 1000
+
+
 def _unrank(sl: ActionSlice, b: int) -> list[int]:
     """The argument indices of binding b of an action."""
     k = b - sl.lo
@@ -178,17 +186,49 @@ def _rank(sl: ActionSlice, picks: list[int]) -> int:
 
 
 class Node:
-    """A state reached by a path of bindings from the initial state, with what is known there."""
+    """A state reached by a path of bindings from the initial state, with what is known there.
 
-    __slots__ = ("state", "flags", "state_flags", "disabled", "first", "live")
+    NOTE(disabled-inherited): a binding's step is a function of the values it reads
+    (ownership.interpret.concrete.ConcreteStore logs them), so a binding found disabled in
+    the predecessor, with what it read before its guard failed, is disabled here too when
+    the step from there wrote none of it; so is a state property's verdict (an invariant's,
+    a request's leak) kept. `before` holds the predecessor's disabled bindings and judged
+    properties and the step's writes, until this node is asked."""
 
-    def __init__(self, state: tuple[int, ...], flags: list[Flag]) -> None:
-        self.state = state
+    __slots__ = ("packed", "flags", "state_flags", "judged", "disabled", "first", "live", "before")
+
+    def __init__(self, packed: Packed, flags: list[Flag], before: Before | None = None) -> None:
+        self.packed = packed                        # the state (ownership.interpret.store)
         self.flags = flags                          # kernel flags of the step into this state
         self.state_flags: list[Flag] | None = None  # invariants and leak, once computed
-        self.disabled: set[int] = set()             # bindings not enabled here
+        self.judged: list[Judged] | None = None     # ... one property at a time
+        self.disabled: dict[int, frozenset[Key]] = {}  # bindings not enabled here -> what they read
         self.first: dict[int, int | None] = {}      # action -> its first enabled binding here
         self.live: tuple[tuple[bool, bool], ...] | None = None  # (p, q) of each obligation, once computed
+        self.before = before
+
+    @property
+    def state(self) -> tuple[int, ...]:
+        """The state as a flat tuple (as every engine and trace knows it)."""
+        return self.packed.flat()
+
+    def known_disabled(self) -> dict[int, frozenset[Key]]:
+        """The bindings known to be disabled here (NOTE(disabled-inherited))."""
+        before = self.before
+        if before is not None and before.disabled is not None:
+            writes = before.writes
+            self.disabled = {b: reads for b, reads in before.disabled.items() if reads.isdisjoint(writes)}
+            before.disabled = None
+        return self.disabled
+
+
+@dataclass
+class Before:
+    """What a node inherits from its predecessor (NOTE(disabled-inherited)), until used."""
+
+    disabled: dict[int, frozenset[Key]] | None
+    judged: list[Judged] | None
+    writes: frozenset[Key]
 
 
 class Explorer:
@@ -198,31 +238,37 @@ class Explorer:
     state), and Hypothesis and the shrinker replay the same prefixes again and again. Keying
     on the path (short tuples of small ints) rather than on the state (a tuple of thousands
     of ints at large pools) makes a replayed step cost a dict look-up. The memo is bounded by
-    a memory budget, since one state of a 4,096-page model is ~170 kB."""
+    a memory budget: a state shares its unchanged chunks with its predecessor
+    (ownership.interpret.store), so a node costs about its chunk table and what its step
+    changed, some 50 kB at 65,536 pages.
 
-    def __init__(self, model: Model, budget_bytes: int = 256 * 2**20) -> None:
+    `generic_kernel`: the concrete interpreter runs the kernel's generic definition
+    (Concrete's `generic_kernel`: the same runs, slower)."""
+
+    def __init__(self, model: Model, budget_bytes: int = 256 * 2**20, *, generic_kernel: bool = False) -> None:
         self.model = model
-        self.interp = Concrete(model)
+        self.interp = Concrete(model, generic_kernel=generic_kernel)
         self.slices = action_slices(model)
-        self.limit = max(64, budget_bytes // (8 * model.width + 200))
+        self.limit = max(64, budget_bytes // min(8 * model.width + 200, _node_bytes(model)))
         self.nodes: OrderedDict[tuple[int, ...], Node] = OrderedDict()
-        self.root = Node(model.initial, [])
-        self.root.state_flags = self.interp.state_flags(model.initial)
+        self.root = Node(self.interp.packed(model.initial), [])
+        self.flags_at(self.root)
 
     def child(self, path: tuple[int, ...], node: Node, b: int) -> Node | None:
         """The node reached by firing binding b at `node` (reached by `path`), None if disabled."""
-        if b in node.disabled:
+        disabled = node.known_disabled()
+        if b in disabled:
             return None
         key = path + (b,)
         found = self.nodes.get(key)
         if found is not None:
             self.nodes.move_to_end(key)
             return found
-        out = self.interp.step(node.state, self.model.bindings[b])
-        if out is None:
-            node.disabled.add(b)
+        out = self.interp.step_packed(node.packed, self.model.bindings[b])
+        if out.state is None:
+            disabled[b] = out.reads
             return None
-        found = Node(out.state, out.flags)
+        found = Node(out.state, out.flags, Before(disabled, node.judged, out.writes))
         self.nodes[key] = found
         if len(self.nodes) > self.limit:
             self.nodes.popitem(last=False)
@@ -233,7 +279,13 @@ class Explorer:
         if node.flags:
             return node.flags
         if node.state_flags is None:
-            node.state_flags = self.interp.state_flags(node.state)
+            before = node.before
+            if before is None:
+                node.judged = self.interp.judge(node.packed)
+            else:
+                node.judged = self.interp.judge(node.packed, before.judged, before.writes)
+                before.judged = None
+            node.state_flags = flags_of(node.judged)
         return node.state_flags
 
     def scan(self, path: tuple[int, ...], node: Node, a: int, start: int) -> int | None:
@@ -571,7 +623,7 @@ class RunObligations:
         self.since: list[int | None] = [None] * n
         self.last_q = [-1] * n
         self.nodes: list[Node] = []
-        self.seen: dict[tuple[int, ...], list[int]] = {}
+        self.seen: dict[Packed, list[int]] = {}
         self.was_pending: set[str] = set()
 
     def arrive(self, path: tuple[int, ...], node: Node) -> LiveFailure | None:
@@ -588,7 +640,7 @@ class RunObligations:
             elif p and since[k] is None and (u == 0 or not ob.eventually[k]):
                 since[k] = u
                 self.was_pending.add(ob.instances[k].name)
-        earlier = self.seen.setdefault(node.state, [])
+        earlier = self.seen.setdefault(node.packed, [])
         got = self._failure(path, node, u, earlier) if any(t is not None for t in since) else None
         earlier.append(u)
         return got
@@ -756,14 +808,14 @@ class MachineBase(RuleBasedStateMachine):
             search.steps += 1
             search.fired.add(sl.name)
             search.longest = max(search.longest, len(self.path))
-            search.seen.add(hash(child.state))
+            search.seen.add(hash(child.packed))
         self.judge_step(b, child)
         if self.liveness is not None:
             got = self.liveness.arrive(self.path, child)
             if got is not None:
                 self.fail(RunFailed(got.name, self.path, got))
         if search.pending:
-            got = self.explorer.interp.sometimes_hits(child.state, search.pending)
+            got = self.explorer.interp.sometimes_hits(child.packed, search.pending)
             if got:
                 search.reached.update(got)
                 search.pending = [n for n in search.pending if n not in got]
@@ -939,6 +991,7 @@ def check(
     report_every: float = 0.5,
     liveness: bool = False,
     weights: dict[str, int] | None = None,
+    generic_kernel: bool = False,
 ) -> CheckResult:
     """Fuzz `model` with Hypothesis: `runs` runs of at most `steps` steps each.
 
@@ -957,6 +1010,9 @@ def check(
     `weights`: how many times each named action is offered to Hypothesis's choice of the next
     rule (1 when not named; at least 1, so that no enabled action is ruled out): a bias, as
     the searches of a swarm (ownership.engines.swarm) take to differ from one another.
+
+    `generic_kernel`: step with the kernel's generic definition instead of the concrete
+    interpreter's fast path (the same runs and result, slower: benchmarks/fuzz_scale.py).
 
     The result carries `result.seen` (a Seen): the sets behind its coverage, for merging."""
     if runs < 1 or steps < 1:
@@ -977,7 +1033,7 @@ def check(
     try:
         # (at a million pages the initial state's checks alone take seconds: Ctrl-C and the
         # command's limits, ownership.limits, can stop them too)
-        explorer = Explorer(model)
+        explorer = Explorer(model, generic_kernel=generic_kernel)
         search = Search(explorer, start, max_seconds, reporter, report_every, last_report=start)
         search.pending = [p.name for p in model.sometimes]
         if liveness and model.liveness_checked():

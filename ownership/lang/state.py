@@ -124,7 +124,10 @@ class StateView:
         info = self._info(name)
         if info.shape == "scalar":
             return self._get(info.offset, info)
-        return ArrayView(self, info)
+        view = ArrayView(self, info)
+        # an array slot's view holds no value: kept, Python finds it without this method next time
+        object.__setattr__(self, name, view)
+        return view
 
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._info(name)

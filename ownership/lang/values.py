@@ -324,7 +324,13 @@ def select(values: list[Any], idx: Any, default: Any = 0) -> Any:
 
 def values_sort(values: list[Any], default: Any, where: str) -> str:
     """The one sort of a list of values and a default (a literal 0 joins any sort), or a SpecError."""
-    found = {sorts.sort_of(v) for v in (*values, default) if not sorts.is_empty_literal(v)}
+    kinds = set(map(type, values))  # (a list of one interpreter's values: no Python step per value)
+    if int not in kinds and all(k in sorts.TYPE_SORT for k in kinds):
+        found = {sorts.TYPE_SORT[k] for k in kinds}
+        if not sorts.is_empty_literal(default):
+            found.add(sorts.sort_of(default))
+    else:
+        found = {sorts.sort_of(v) for v in (*values, default) if not sorts.is_empty_literal(v)}
     if len(found) > 1:
         file, line = spec_location()
         raise SpecError(f"{where}: the values and the default must be of one sort, got "
