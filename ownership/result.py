@@ -49,6 +49,10 @@ EXIT_CODES: dict[int, str] = {
 }
 
 
+#: Coverage.memory() speaks from this many states on (NOTE(held-memory)).
+MEMORY_SHOWN_FROM = 100_000
+
+
 @dataclass(frozen=True)
 class Coverage:
     """What a search actually covered: the only basis for a verdict."""
@@ -75,6 +79,34 @@ class Coverage:
     #: memory of the search in bytes; None when not measured
     bits_per_state: int | None = None
     peak_memory: int | None = None
+    #: exhaustive search (the batch and native engines): the bytes that the search's own
+    #: store of states and visited table hold, by the engine's count (NOTE(held-memory));
+    #: None when not counted
+    held_memory: int | None = None
+
+    def memory(self) -> str | None:
+        """The memory of an exhaustive search in words (its own count and the peak resident
+        set), or None when the engine counted none, or the search was too small for it to say
+        anything (below MEMORY_SHOWN_FROM states a fixed first table dominates the figure).
+
+        NOTE(held-memory): the count is of what grows with the states: the batch engine's rows
+        of its store (k words, a parent, a binding, an orbit size under symmetry) and its
+        table's slots; the native engine's words and parent per state and its table's 4-byte
+        slots. Neither counts the interpreter, the traced spec or a block's temporaries, which
+        the peak resident set (measured beside it) includes. tests/test_native.py and
+        tests/test_limits.py hold the count within 1.5x of the resident memory the search adds."""
+        if self.held_memory is None or self.states <= 0:
+            return None
+        if self.states < MEMORY_SHOWN_FROM and self.stopped_by != "max-memory":
+            return None
+        per = self.held_memory / self.states
+        text = (f"Memory: the stored states and the visited table hold {self.held_memory / 2**20:,.0f} MB"
+                f" ({per:,.1f} bytes a state)")
+        if self.peak_memory:
+            text += f"; peak resident {self.peak_memory / 2**20:,.0f} MB"
+        if self.stopped_by == "max-memory":
+            text += f"; each further million states would take about {per * 1e6 / 2**20:,.0f} MB more"
+        return text
 
     def describe(self) -> str:
         """What was covered, in words, never more than that."""

@@ -999,6 +999,7 @@ class _Search:
             seconds=self._elapsed(), bound_depth=bound,
             states_before_symmetry=self._represented() if sym else None,
             bits_per_state=self.bm.layout.bits, peak_memory=self.peak,
+            held_memory=self.store.n * self._state_bytes(self.exp.k) + self.table.nbytes,
         )
 
     def _finish(self, stopped_by: str | None, bound: int | None) -> CheckResult:

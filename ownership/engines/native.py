@@ -262,7 +262,8 @@ class _Run:
             before = self._get(12) if self.nm.canon is not None else states
         return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound,
-                        states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.peak)
+                        states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.peak,
+                        held_memory=self._get(13))
 
     def _progress(self, now: float) -> Progress:
         rss = _rss()

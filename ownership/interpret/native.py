@@ -37,7 +37,7 @@ from ..errors import UsageError
 from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
-VERSION = 4
+VERSION = 5
 
 _ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
 _BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
@@ -621,6 +621,7 @@ int64_t ownership_get(struct search *S, int what) {
     case 6: return S->failed_b; case 7: return S->event_at; case 8: return S->event_b;
     case 9: return (int64_t)S->reached; case 10: return S->top; case 12: return (int64_t)S->represented;
     case 11: return held_bytes(S);
+    case 13: return S->n * (int64_t)(WORDS * 8 + 4) + (int64_t)(S->tmask + 1) * 4;   /* NOTE(held-memory) */
     }
     return -1;
 }

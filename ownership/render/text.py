@@ -361,6 +361,8 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
     if result.note:
         lines.append(f"  ({result.note})")
+    if (memory := cov.memory()) is not None:
+        lines.append(memory)
     notes = []
     if not model.checks_leak:
         notes.append("leak: not checked, the spec defines no finished()")
