@@ -1,25 +1,31 @@
-"""The benchmark suite: ownership's engines against SPIN on specs/sglang_pd.py, in one run.
+"""The benchmark suite: ownership's engines against SPIN on two models, in one run.
 
-    python benchmarks/run.py            # runs everything, prints the table, rewrites RESULTS.md
-    python benchmarks/run.py --quick    # the default size only (a smoke test of the harness)
+    python benchmarks/run.py                    # runs everything, prints the table, rewrites RESULTS.md
+    python benchmarks/run.py --quick            # the default size of each model (a smoke test)
+    python benchmarks/run.py --model incident   # one model only
 
-For sglang_pd with --fix door-retire (so that every search is complete) at three sizes, each
-tool runs in its own process; the table gives states, states/s, peak memory (the process's
-maximum resident set), wall time and CPU time for
+The models: specs/sglang_pd.py with --fix door-retire, and benchmarks/peers/incident.py (the
+incident as a small protocol of its own, issue 14) with --fix withdraw-rejected, so that every
+search is complete; each has a Promela twin in benchmarks/peers/. For each model at each of its
+sizes every tool runs in its own process; the table gives states, states/s, peak memory (the
+process's maximum resident set), wall time and CPU time for
 
   (a) the per-state engine (ownership.engines.explicit), capped at --cap seconds where it
       would take longer (the row then says so and counts what it reached);
-  (b) the batch engine (ownership.engines.batch), one process, and with --workers 2;
+  (b) the batch engine (ownership.engines.batch), one process, and for sglang_pd's largest
+      size with --workers 2;
   (c) the batch engine with symmetry reduction;
   (e) the native engine (--native: the search compiled to C, ownership.engines.native), timed
       with its compiled model in the cache; the first compilation is timed apart;
-  (d) SPIN on benchmarks/peers/sglang_pd.pml: `spin -a`, gcc -O2, then ./pan; exhaustive,
-      no partial-order reduction (-DNOREDUCE), safety only.
+  (f) the native engine with symmetry reduction;
+  (d) SPIN on the Promela twin: `spin -a`, gcc -O2, then ./pan; exhaustive, no partial-order
+      reduction (-DNOREDUCE), safety only.
 
-SPIN's state count must equal ours without reductions (the run fails loudly otherwise). The
-ratios against SPIN are computed from this same run. Wall times include the Python start-up
-and the spec's loading for ours, and the compilation for SPIN (also shown apart). The machine
-is shared: the load average is printed, and CPU time is shown beside wall time.
+SPIN's state count must equal ours without reductions, and the engines' counts each other's
+(the run fails loudly otherwise). The ratios against SPIN are computed from this same run. Wall
+times include the Python start-up and the spec's loading for ours, and the compilation for SPIN
+(also shown apart). The machine is shared: the load average is printed, and CPU time is shown
+beside wall time.
 
 Set-up: benchmarks/setup.sh installs SPIN from Debian's `spin` package (run.py calls it when
 `spin` is missing).
@@ -39,21 +45,47 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: The first heading in RESULTS.md that this script does not write (kept on a rewrite).
 OTHER_SECTIONS = "## The symbolic engine"
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PML = HERE / "peers" / "sglang_pd.pml"
-FIXES = ("door-retire",)
 
-#: (name, spec parameters): the spec's default, a medium size, and one of over 5 M states.
-SIZES = [
-    ("default", {}),
-    ("medium", {"requests": 4, "decode_pool": 3}),
-    ("large", {"requests": 4, "decode_pool": 5}),
-]
-DEFAULTS = {"requests": 2, "context": 3, "prefill_pool": 2, "decode_pool": 4}
+
+@dataclass(frozen=True)
+class Bench:
+    """One model of the suite: its spec, its Promela twin, the fixes that make its searches
+    complete, its sizes (name, parameters), and how its parameters become SPIN's -D options."""
+
+    name: str
+    spec: str                           # as `ownership check` takes it, from the repository root
+    pml: Path
+    fixes: tuple[str, ...]
+    sizes: list[tuple[str, dict]]
+    defaults: dict
+    defines: Any                        # (parameters with defaults) -> list of "-DNAME=value"
+
+    def spin_defines(self, params: dict) -> list[str]:
+        fixes = [f"-D{f.upper().replace('-', '_')}=1" for f in self.fixes]
+        return self.defines({**self.defaults, **params}) + fixes
+
+
+SGLANG_PD = Bench(
+    "sglang_pd", "sglang_pd", HERE / "peers" / "sglang_pd.pml", ("door-retire",),
+    # the spec's default, a medium size, and one of over 5 M states
+    [("default", {}), ("medium", {"requests": 4, "decode_pool": 3}), ("large", {"requests": 4, "decode_pool": 5})],
+    {"requests": 2, "context": 3, "prefill_pool": 2, "decode_pool": 4},
+    lambda p: [f"-DR={p['requests']}", f"-DC={p['context']}", f"-DPP={p['prefill_pool']}", f"-DDP={p['decode_pool']}"],
+)
+INCIDENT = Bench(
+    "incident", "benchmarks/peers/incident.py", HERE / "peers" / "incident.pml", ("withdraw-rejected",),
+    # (P, R, L) = (8, 3, 3), then 4 requests: over 20 M states
+    [("default", {}), ("large", {"requests": 4})],
+    {"pages": 8, "requests": 3, "longest": 3},
+    lambda p: [f"-DP={p['pages']}", f"-DR={p['requests']}", f"-DL={p['longest']}"],
+)
+BENCHES = {b.name: b for b in (SGLANG_PD, INCIDENT)}
 
 
 @dataclass
@@ -142,10 +174,9 @@ def measured(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float
     return text, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def ours(size: str, params: dict, tool: str, cap: float, workers: int = 1, spec: str = "sglang_pd",
-         fixes: tuple[str, ...] = FIXES) -> Row:
+def ours(bench: Bench, size: str, params: dict, tool: str, cap: float, workers: int = 1) -> Row:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", tool, "--params", json.dumps(params),
-           "--cap", str(cap), "--workers", str(workers), "--spec", spec, "--fixes", json.dumps(list(fixes))]
+           "--cap", str(cap), "--workers", str(workers), "--spec", bench.spec, "--fixes", json.dumps(list(bench.fixes))]
     out, wall, cpu, peak = measured(cmd, cwd=ROOT)
     data = json.loads(out.strip().splitlines()[-1])
     name = {"explicit": "(a) per-state engine", "batch": "(b) batch engine",
@@ -162,15 +193,16 @@ def ours(size: str, params: dict, tool: str, cap: float, workers: int = 1, spec:
         note = (note + "; " if note else "") + (
             f"search alone {data['engine_seconds']:.2f} s wall, {data['engine_cpu']:.2f} s CPU"
             f" ({data['states'] / data['engine_cpu']:,.0f} states per CPU-second)")
-    row = Row(size, name, data["states"], wall, cpu, peak, data["verdict"], note, data)
+    row = Row(f"{bench.name} {size}", name, data["states"], wall, cpu, peak, data["verdict"], note, data)
     if tool == "symmetry":
         row.extra["rate_before"] = data["before_symmetry"] / wall
     return row
 
 
-def compile_seconds(params: dict, cache: Path) -> float:
+def compile_seconds(bench: Bench, params: dict, cache: Path) -> float:
     """The native engine's first compilation of the model (a fresh cache folder)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "compile", "--params", json.dumps(params)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "compile", "--params", json.dumps(params),
+           "--spec", bench.spec, "--fixes", json.dumps(list(bench.fixes))]
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     with tempfile.TemporaryFile() as out:
         subprocess.run(cmd, cwd=ROOT, stdout=out, env=env, check=True)
@@ -178,14 +210,11 @@ def compile_seconds(params: dict, cache: Path) -> float:
         return float(json.loads(out.read().decode().strip().splitlines()[-1])["compile_seconds"])
 
 
-def spin(size: str, params: dict, workdir: Path) -> Row:
-    p = {**DEFAULTS, **params}
-    defines = [f"-DR={p['requests']}", f"-DC={p['context']}", f"-DPP={p['prefill_pool']}",
-               f"-DDP={p['decode_pool']}"] + [f"-D{f.upper().replace('-', '_')}=1" for f in FIXES]
-    out_a, wall_a, cpu_a, _ = measured(["spin", "-a", *defines, str(PML)], cwd=workdir)
+def spin(bench: Bench, size: str, params: dict, expected: int, workdir: Path) -> Row:
+    """SPIN on the model's Promela twin; `expected` (our state count) sizes its hash table."""
+    out_a, wall_a, cpu_a, _ = measured(["spin", "-a", *bench.spin_defines(params), str(bench.pml)], cwd=workdir)
     out_c, wall_c, cpu_c, _ = measured(["gcc", "-O2", "-w", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=16384",
                                         "-o", "pan", "pan.c"], cwd=workdir)
-    expected = {"default": 903, "medium": 892_665, "large": 7_286_733}.get(size, 1 << 20)
     w = max(20, min(30, expected.bit_length() + 1))
     out, wall_r, cpu_r, peak = measured(["./pan", "-m1000000", f"-w{w}"], cwd=workdir)
     stored = re.search(r"(\d+) states, stored", out)
@@ -194,7 +223,7 @@ def spin(size: str, params: dict, workdir: Path) -> Row:
     if not stored or not errors or int(errors.group(1)) != 0:
         raise RuntimeError(f"SPIN did not complete cleanly:\n{out[-2000:]}")
     compile_s = wall_a + wall_c
-    row = Row(size, "(d) SPIN 6.5 (compile + run)", int(stored.group(1)), compile_s + wall_r,
+    row = Row(f"{bench.name} {size}", "(d) SPIN 6.5 (compile + run)", int(stored.group(1)), compile_s + wall_r,
               cpu_a + cpu_c + cpu_r, peak, "verified",
               f"compile {compile_s:.2f} s wall ({cpu_a + cpu_c:.2f} s CPU), run {wall_r:.2f} s wall ({cpu_r:.2f} s CPU;"
               f" {int(stored.group(1)) / cpu_r:,.0f} states per CPU-second of the run)")
@@ -256,15 +285,83 @@ def table(rows: list[Row]) -> list[str]:
     return out
 
 
+def measure(bench: Bench, size: str, params: dict, cap: float, tmp: Path,
+            ratios: list[str], targets: list[str]) -> list[Row]:
+    """Every tool on one model at one size; appends its ratios (and, at the largest size, its
+    targets) and returns its rows. Fails loudly when two tools count different states."""
+    print(f"== {bench.name} {size} {params or '(defaults)'}", file=sys.stderr)
+    a = ours(bench, size, params, "explicit", cap)
+    b = ours(bench, size, params, "batch", cap)
+    rows = [a, b]
+    largest = size == bench.sizes[-1][0]
+    if largest and bench is SGLANG_PD:
+        rows.append(ours(bench, size, params, "batch", cap, workers=2))
+    c = ours(bench, size, params, "symmetry", cap)
+    first = compile_seconds(bench, params, tmp / f"cache-{bench.name}-{size}")
+    ours(bench, size, params, "native", cap)  # (warms the cache of this machine)
+    e = ours(bench, size, params, "native", cap)
+    e.note += f"; first compilation {first:.2f} s"
+    ours(bench, size, params, "native-symmetry", cap)  # (warms the cache)
+    f = ours(bench, size, params, "native-symmetry", cap)
+    d = spin(bench, size, params, b.states, tmp)
+    rows += [c, e, f, d]
+    for r in rows:
+        print(f"   {r.tool}: {r.states:,} states, {r.seconds:.2f} s", file=sys.stderr)
+    where = f"{bench.name} {size}"
+    if d.states != b.states:
+        raise SystemExit(f"state counts differ at {where}: SPIN {d.states:,}, ours {b.states:,}")
+    if e.states != b.states or e.extra["transitions"] != b.extra["transitions"]:
+        raise SystemExit(f"the native engine counts {e.states:,} states at {where}, the batch engine {b.states:,}")
+    if c.extra.get("before_symmetry") != b.states:
+        raise SystemExit(f"symmetry stands for {c.extra.get('before_symmetry')}, not {b.states} at {where}")
+    if (f.states, f.extra["before_symmetry"]) != (c.states, b.states):
+        raise SystemExit(f"native symmetry: {f.states:,} representatives, the batch engine's {c.states:,} at {where}")
+    spin_run_rate = d.states / d.extra["run"]
+    spin_cpu_rate = d.states / d.extra["run_cpu"]
+    search_cpu = e.extra["engine_cpu"] - e.extra["build_cpu"]
+    native_cpu_rate = e.states / search_cpu if search_cpu >= 0.1 else float("nan")  # (too short to tell)
+    ratios.append(
+        f"| {where} | {b.states:,} (= SPIN) | {b.rate / spin_run_rate:.2f}x | {d.seconds / b.seconds:.2f}x |"
+        f" {d.seconds / c.seconds:.2f}x | {a.rate / spin_run_rate:.3f}x | {native_cpu_rate / spin_cpu_rate:.2f}x"
+        f" | {(e.states / e.extra['engine_cpu']) / spin_cpu_rate:.2f}x | {(e.states / e.cpu) / spin_cpu_rate:.2f}x"
+        f" | {c.seconds / f.seconds:.2f}x |")
+    if not largest:
+        return rows
+    if bench is SGLANG_PD:
+        search = b.extra["engine_seconds"]
+        targets.append(f"- batch engine without symmetry, one process, at the largest size: {b.rate:,.0f} states/s"
+                       f" wall for the whole process, {b.states / search:,.0f} for the search alone,"
+                       f" {b.states / b.cpu:,.0f} per CPU-second of the process: target 1,000,000 states/s"
+                       f" {'met' if b.rate >= 1e6 else 'met for the search alone, not for the whole process' if b.states / search >= 1e6 else 'NOT met'}.")
+        targets.append(f"- with symmetry, complete verdict at the largest size in {c.seconds:.2f} s wall against SPIN's"
+                       f" compile + run {d.seconds:.2f} s: target {'met' if c.seconds < d.seconds else 'NOT met'}.")
+        w2 = next(r for r in rows if "--workers 2" in r.tool)
+        targets.append(f"- workers: 1 process {b.seconds:.2f} s, 2 workers {w2.seconds:.2f} s"
+                       f" ({b.seconds / w2.seconds:.2f}x).")
+    check_rate = e.states / e.extra["engine_cpu"]
+    targets.append(f"- issue 14, target 1 ({bench.name}, {b.states:,} states): the native engine's search"
+                   f" {native_cpu_rate:,.0f} states per CPU-second, SPIN's run {spin_cpu_rate:,.0f}:"
+                   f" {native_cpu_rate / spin_cpu_rate:.2f}x (target 3x"
+                   f" {'met' if native_cpu_rate >= 3 * spin_cpu_rate else 'NOT met'}); the whole check,"
+                   f" tracing the spec included, {check_rate / spin_cpu_rate:.2f}x; the whole process,"
+                   f" Python's start-up and the spec's loading included, {(e.states / e.cpu) / spin_cpu_rate:.2f}x.")
+    targets.append(f"- memory ({bench.name}, {e.states:,} states): the native engine's peak resident set {e.peak_mb:,.0f} MB,"
+                   f" {e.peak_mb * 2**20 / e.states:.1f} bytes a state with the interpreter and the spec included;"
+                   f" SPIN's {d.peak_mb:,.0f} MB, {d.peak_mb * 2**20 / d.states:.1f} bytes a state.")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--params", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
-    ap.add_argument("--spec", default="sglang_pd", help=argparse.SUPPRESS)
-    ap.add_argument("--fixes", default=json.dumps(list(FIXES)), help=argparse.SUPPRESS)
+    ap.add_argument("--spec", default=SGLANG_PD.spec, help=argparse.SUPPRESS)
+    ap.add_argument("--fixes", default=json.dumps(list(SGLANG_PD.fixes)), help=argparse.SUPPRESS)
     ap.add_argument("--cap", type=float, default=60.0, help="time cap of the per-state engine, seconds (default 60)")
-    ap.add_argument("--quick", action="store_true", help="the default size only")
+    ap.add_argument("--quick", action="store_true", help="the default size of each model only")
+    ap.add_argument("--model", choices=sorted(BENCHES), action="append",
+                    help="measure this model only (repeatable; default: all)")
     ap.add_argument("--no-write", action="store_true", help="print the table, leave RESULTS.md alone")
     args = ap.parse_args()
     if args.child:
@@ -272,77 +369,30 @@ def main() -> None:
         return
     if shutil.which("spin") is None:
         subprocess.run(["bash", str(HERE / "setup.sh")], check=True)
-    sizes = SIZES[:1] if args.quick else SIZES
+    benches = [BENCHES[n] for n in args.model] if args.model else list(BENCHES.values())
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
     rows: list[Row] = []
     ratios: list[str] = []
     targets: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ownership-bench-") as tmp:
-        for size, params in sizes:
-            print(f"== {size} {params or '(defaults)'}", file=sys.stderr)
-            a = ours(size, params, "explicit", args.cap)
-            b = ours(size, params, "batch", args.cap)
-            rows_here = [a, b]
-            if size == "large":
-                rows_here.append(ours(size, params, "batch", args.cap, workers=2))
-            c = ours(size, params, "symmetry", args.cap)
-            first = compile_seconds(params, Path(tmp) / f"cache-{size}")
-            ours(size, params, "native", args.cap)  # (warms the cache of this machine)
-            e = ours(size, params, "native", args.cap)
-            e.note += f"; first compilation {first:.2f} s"
-            ours(size, params, "native-symmetry", args.cap)  # (warms the cache)
-            f = ours(size, params, "native-symmetry", args.cap)
-            d = spin(size, params, Path(tmp))
-            rows_here += [c, e, f, d]
-            for r in rows_here:
-                print(f"   {r.tool}: {r.states:,} states, {r.seconds:.2f} s", file=sys.stderr)
-            if d.states != b.states:
-                raise SystemExit(f"state counts differ at {size}: SPIN {d.states:,}, ours {b.states:,}")
-            if e.states != b.states or e.extra["transitions"] != b.extra["transitions"]:
-                raise SystemExit(f"the native engine counts {e.states:,} states at {size}, the batch engine {b.states:,}")
-            if c.extra.get("before_symmetry") != b.states:
-                raise SystemExit(f"symmetry stands for {c.extra.get('before_symmetry')}, not {b.states}")
-            if (f.states, f.extra["before_symmetry"]) != (c.states, b.states):
-                raise SystemExit(f"native symmetry: {f.states:,} representatives, the batch engine's {c.states:,}")
-            rows += rows_here
-            spin_run_rate = d.states / d.extra["run"]
-            spin_cpu_rate = d.states / d.extra["run_cpu"]
-            search_cpu = e.extra["engine_cpu"] - e.extra["build_cpu"]
-            native_cpu_rate = e.states / search_cpu if search_cpu >= 0.1 else float("nan")  # (too short to tell)
-            ratios.append(
-                f"| {size} | {b.states:,} (= SPIN) | {b.rate / spin_run_rate:.2f}x | {d.seconds / b.seconds:.2f}x |"
-                f" {d.seconds / c.seconds:.2f}x | {a.rate / spin_run_rate:.3f}x | {native_cpu_rate / spin_cpu_rate:.2f}x"
-                f" | {(e.states / e.extra['engine_cpu']) / spin_cpu_rate:.2f}x | {(e.states / e.cpu) / spin_cpu_rate:.2f}x"
-                f" | {c.seconds / f.seconds:.2f}x |")
-            if size == "large":
-                search = b.extra["engine_seconds"]
-                targets.append(f"- batch engine without symmetry, one process, at the largest size: {b.rate:,.0f} states/s"
-                               f" wall for the whole process, {b.states / search:,.0f} for the search alone,"
-                               f" {b.states / b.cpu:,.0f} per CPU-second of the process: target 1,000,000 states/s"
-                               f" {'met' if b.rate >= 1e6 else 'met for the search alone, not for the whole process' if b.states / search >= 1e6 else 'NOT met'}.")
-                targets.append(f"- with symmetry, complete verdict at the largest size in {c.seconds:.2f} s wall against SPIN's"
-                               f" compile + run {d.seconds:.2f} s: target {'met' if c.seconds < d.seconds else 'NOT met'}.")
-                check_rate = e.states / e.extra["engine_cpu"]
-                targets.append(f"- issue 14, target 1 (sglang_pd): the native engine's search {native_cpu_rate:,.0f}"
-                               f" states per CPU-second, SPIN's run {spin_cpu_rate:,.0f}:"
-                               f" {native_cpu_rate / spin_cpu_rate:.2f}x (target 3x"
-                               f" {'met' if native_cpu_rate >= 3 * spin_cpu_rate else 'NOT met'}); the whole check,"
-                               f" tracing the spec included, {check_rate / spin_cpu_rate:.2f}x; the whole process,"
-                               f" Python's start-up and the spec's loading included, {(e.states / e.cpu) / spin_cpu_rate:.2f}x.")
-                w2 = next(r for r in rows_here if "--workers 2" in r.tool)
-                targets.append(f"- workers: 1 process {b.seconds:.2f} s, 2 workers {w2.seconds:.2f} s"
-                               f" ({b.seconds / w2.seconds:.2f}x).")
+        for bench in benches:
+            for size, params in bench.sizes[:1] if args.quick else bench.sizes:
+                rows += measure(bench, size, params, args.cap, Path(tmp), ratios, targets)
         inc = incident()
     wall_inc = float(inc[-1].split("|")[2])
     targets.append(f"- the incident's first counterexample, whole process: {wall_inc:.2f} s with the batch engine:"
                    f" target (< 1 s) {'met' if wall_inc < 1 else 'NOT met'}.")
+    command = "python benchmarks/run.py" + "".join(f" --model {b.name}" for b in benches if args.model)
     lines = [
         "# Benchmark results",
         "",
-        f"Command: `python benchmarks/run.py` (after `bash benchmarks/setup.sh`), run {started}.",
+        f"Command: `{command}` (after `bash benchmarks/setup.sh`), run {started}.",
         f"Machine: {machine()}; SPIN: {spin_version()}; load average before {load_before}, after {load()}.",
-        f"Spec: specs/sglang_pd.py with --fix {' --fix '.join(FIXES)} (complete searches); sizes:"
-        + "; ".join(f" {n} = {p or 'defaults'}" for n, p in sizes) + ".",
+        "Models (complete searches, so each with the fix that makes it verify):",
+        "",
+        *(f"- {b.name}: {b.spec} (Promela: benchmarks/peers/{b.pml.name}) with --fix {' --fix '.join(b.fixes)};"
+          " sizes:" + ";".join(f" {n} = {p or 'defaults'}" for n, p in b.sizes) + f" (defaults {b.defaults})."
+          for b in benches),
         "",
         *table(rows),
         "",

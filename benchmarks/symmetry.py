@@ -1,8 +1,11 @@
 """Symmetry canonicalisation: the sorted orderings against every ordering, in one process.
 
     python benchmarks/symmetry.py [--requests 5] [--decode-pool 5] [--cap 120]
+    python benchmarks/symmetry.py --model incident [--requests 5] [--cap 120]
 
-The search is `ownership check sglang_pd --fix door-retire --symmetry` at the given sizes.
+The search is `ownership check sglang_pd --fix door-retire --symmetry` at the given sizes, or
+with --model incident `ownership check benchmarks/peers/incident.py --fix withdraw-rejected
+--symmetry` (8 pages, prompts of up to 3 pages; --decode-pool sets its pages).
 
 Three canonicalisers, in one process:
 - "now": `Canonicaliser.canonicalise` (NOTE(sorted-orderings), NOTE(complete-signature));
@@ -29,9 +32,17 @@ from ownership.api import model_for
 from ownership.engines import batch, native
 from ownership.engines.symmetry import Canonicaliser
 
+#: which model (--model): its spec, its fix, and the parameter that --decode-pool sets
+MODELS = {
+    "sglang_pd": ("sglang_pd", "door-retire", "decode_pool"),
+    "incident": ("benchmarks/peers/incident.py", "withdraw-rejected", "pages"),
+}
+MODEL = ["sglang_pd"]
+
 
 def _model(requests: int, decode_pool: int):  # type: ignore[no-untyped-def]
-    return model_for("sglang_pd", params={"requests": requests, "decode_pool": decode_pool}, fixes=["door-retire"])
+    spec, fix, pool = MODELS[MODEL[0]]
+    return model_for(spec, params={"requests": requests, pool: decode_pool}, fixes=[fix])
 
 
 def blocks(requests: int, decode_pool: int, every: int = 4, cap: float = 30.0) -> tuple[dict[str, float], int]:
@@ -114,9 +125,13 @@ def search(requests: int, decode_pool: int, cap: float, variant: str) -> tuple[f
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=5)
-    ap.add_argument("--decode-pool", type=int, default=5)
+    ap.add_argument("--decode-pool", type=int, help="decode pages (default: 5 for sglang_pd, 8 for incident)")
+    ap.add_argument("--model", choices=sorted(MODELS), default="sglang_pd")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds for each whole search (default 120)")
     args = ap.parse_args()
+    MODEL[0] = args.model
+    if args.decode_pool is None:
+        args.decode_pool = 8 if args.model == "incident" else 5
     took, rows = blocks(args.requests, args.decode_pool)
     print(f"blocks ({rows:,} rows, 3 times): " + ", ".join(f"{n} {t:.2f} s" for n, t in took.items())
           + f"; before / now: {took['before'] / took['now']:.1f}x")
