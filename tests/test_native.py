@@ -270,3 +270,38 @@ def test_a_pool_of_over_64_pages_is_refused_with_the_reason(tmp_path):
                     "    kv = pool(65)\n\n    @action\n    def go(self, s, r: Request):\n        s.alloc('kv', r, 1)\n")
     with pytest.raises(UsageError, match="65 pages"):
         native.check(model_for(str(spec)))
+
+
+_BORN_BAD = """
+from ownership import Request, Spec, action, invariant, param, per_request
+
+
+class BornBad(Spec):
+    requests = param(2, "requests")
+    pending = per_request(bool, True)
+
+    @action
+    def settle(self, s, r: Request):
+        s.require(s.pending[r])
+        s.pending[r] = False
+
+    @invariant
+    def nothing_pending(self, s):
+        ok = True
+        for r in range(1, self.requests + 1):
+            ok = ok & ~s.pending[r]
+        return ok
+"""
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_an_initial_state_that_violates_is_the_batch_engines_counterexample(symmetry, tmp_path):
+    """The initial state is judged before the C search starts (it once read its figures through
+    a null pointer there, under symmetry and for the memory count)."""
+    spec = tmp_path / "born_bad.py"
+    spec.write_text(_BORN_BAD)
+    model = model_for(str(spec))
+    ref, got = batch.check(model, symmetry=symmetry), native.check(model, symmetry=symmetry)
+    assert got.verdict is Verdict.VIOLATED and got.violation.property == "nothing-pending"
+    assert got.coverage.held_memory is None and len(got.trace.steps) == 1
+    _same(ref, got)

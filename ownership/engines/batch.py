@@ -372,7 +372,7 @@ class Expander:
     """Expands blocks of a level (in the parent process or in a worker)."""
 
     def __init__(self, model: Model, symmetry: bool) -> None:
-        self.bm = BatchModel(model)
+        self.bm = BatchModel(model, reachable=True)
         self.k = self.bm.layout.words
         self.B = len(model.bindings)
         self.canon = None

@@ -30,7 +30,9 @@ from ..errors import UsageError
 from ..trace import whole_file, write_output
 
 FORMAT = "ownership-checkpoint"
-VERSION = 1
+#: 2: states are packed without the positions no action writes (NOTE(constant-positions)), so
+#: a version-1 checkpoint's words would be read wrongly and are refused
+VERSION = 2
 META = "checkpoint.json"
 
 

@@ -177,7 +177,7 @@ def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: floa
 
     if any(info.size > MAX_POOL_PAGES for info in model.pools.values()):
         return None
-    bm = BatchModel(model)
+    bm = BatchModel(model, reachable=True)
     if bm.unsupported is not None:
         return None
     layout = bm.layout

@@ -60,7 +60,7 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     start = time.monotonic()
-    bm = BatchModel(model)
+    bm = BatchModel(model, reachable=True)
     if bm.unsupported is not None:  # (as the batch engine does: Python's integers, the same search)
         if symmetry:
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
@@ -183,6 +183,8 @@ class _Run:
     # -- what the C search holds ------------------------------------------------------------
 
     def _get(self, what: int) -> int:
+        if self.S is None:  # (C would read through a null pointer)
+            raise InternalError(f"the native search was asked for figure {what} before it started")
         return int(self.lib.ownership_get(self.S, what))
 
     def _words(self, sid: int) -> tuple[int, ...]:
@@ -258,12 +260,13 @@ class _Run:
                   bound: int | None) -> Coverage:
         self.peak = max(self.peak, _rss())
         before = None
+        running = self.S is not None  # (not yet when the initial state itself violates)
         if self.symmetric:
-            before = self._get(12) if self.nm.canon is not None else states
+            before = self._get(12) if self.nm.canon is not None and running else states
         return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound,
                         states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.peak,
-                        held_memory=self._get(13))
+                        held_memory=self._get(13) if running else None)
 
     def _progress(self, now: float) -> Progress:
         rss = _rss()

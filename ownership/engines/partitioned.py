@@ -482,7 +482,7 @@ def check(model: Model, *, recipe: Recipe | None = None, ray: Any = None, parts:
     if (ray is not None or checkpoint is not None or resume is not None) and recipe is None:
         raise UsageError("a partitioned search on Ray or with a checkpoint needs the recipe of its model"
                          " (ownership.engines.cluster.Recipe.of(spec, model))")
-    bm = BatchModel(model)  # (the driver's: names, bits, the checks below; partitions build their own)
+    bm = BatchModel(model, reachable=True)  # (the driver's: names, bits, the checks below; partitions build their own)
     if symmetry:
         from .symmetry import require_symmetric
 

@@ -68,14 +68,22 @@ class Field:
 
 
 class Layout:
-    """How a state packs into 64-bit words: one bit field per position, none straddling a word."""
+    """How a state packs into 64-bit words: one bit field per position, none straddling a word.
 
-    def __init__(self, model: Model) -> None:
+    `constant`: positions that keep one value in every reachable state, with that value; they
+    take no bits (NOTE(constant-positions))."""
+
+    def __init__(self, model: Model, constant: dict[int, int] | None = None) -> None:
         fields: list[Field] = []
         word, shift = 0, 0
+        constant = constant or {}
         for slot in model.slots:
-            bits = max(0, (slot.hi - slot.lo).bit_length())
             for _ in range(slot.length):
+                pos = len(fields)
+                if pos in constant:
+                    fields.append(Field(word, shift, 0, int(constant[pos])))
+                    continue
+                bits = max(0, (slot.hi - slot.lo).bit_length())
                 if shift + bits > 64:
                     word, shift = word + 1, 0
                 fields.append(Field(word, shift, bits, slot.lo))
@@ -982,7 +990,10 @@ class StateChecks:
 class BatchModel:
     """A Model's traced graphs compiled to numpy code (see the module docstring)."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, *, reachable: bool = False) -> None:
+        """`reachable`: the model will only be run on states reachable from its initial state
+        (a search), so positions that no binding writes are packed in no bits
+        (NOTE(constant-positions)); without it, every in-domain state packs."""
         self.model = model
         self.layout = Layout(model)
         traced = trace_model(model)
@@ -1015,6 +1026,15 @@ class BatchModel:
             plans.append((b, g.mk("and", tuple(rest), BOOL) if rest else None, writes, flag, error_root))
             self.steps[b] = StepPlan(cheap + rest, writes, flag, error_root)
         self.never = [r is None for r in cheap_roots]
+        # NOTE(constant-positions): a position that no binding writes keeps its initial value in
+        # every reachable state (a state is reached only by steps), so a search packs it in no
+        # bits: the kernel's in-flight marks of a pool that nothing sends into, say. This is a
+        # fact of the traced writes, not a guess: a write of any other value makes the position
+        # a field. Only for searches (`reachable`): the step of an arbitrary in-domain state,
+        # which tests compare with the concrete one, needs every position's own bits.
+        if reachable:
+            written = {i for _, _, writes, _, _ in plans for i, _ in writes}
+            self.layout = Layout(model, {i: v for i, v in enumerate(model.initial) if i not in written})
         self._stage1 = self._compile_stage1(cheap_roots + before_error_roots)
         self.programs: list[Program | None] = []
         self.can_fail = False
