@@ -125,7 +125,7 @@ def child(args: argparse.Namespace) -> None:
         from ownership.interpret.native import NativeModel
 
         start = time.monotonic()
-        NativeModel(BatchModel(model))
+        NativeModel(BatchModel(model, reachable=True))  # (as the engine builds it)
         print(json.dumps({"compile_seconds": time.monotonic() - start}))
         return
     elif args.child in ("native", "native-symmetry"):
