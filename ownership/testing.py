@@ -577,9 +577,6 @@ def conformance(
             if failure is not None:
                 self.fail(fuzz.RunFailed(failure.kind, (), failure))
 
-        def may_fire(self, a: int) -> bool:
-            return self.stopped or super().may_fire(a)
-
         def fire(self, a: int, picks: list[int]) -> None:
             if not self.stopped:
                 super().fire(a, picks)

@@ -8,6 +8,11 @@ used throughout, so that the whole file takes seconds on a 2-core machine.
 
 from __future__ import annotations
 
+import random
+import time
+from collections import Counter
+
+import pytest
 from hypothesis.database import InMemoryExampleDatabase
 
 from ownership import (
@@ -26,6 +31,7 @@ from ownership import (
 from ownership.api import model_for
 from ownership.engines import explicit, fuzz
 from ownership.errors import UsageError
+from ownership.interpret.concrete import Concrete
 from ownership.interpret.validate import build_model
 from ownership.result import Verdict
 from ownership.trace import from_itf, replay, to_itf
@@ -109,6 +115,28 @@ class BadStart(Spec):
     def flags_are_set(self, s):
         """Every flag is set (false at the start)."""
         return s.flag[1]
+
+
+class Flip(Spec):
+    """Two actions that are always enabled, and one that never is: runs never end early."""
+
+    requests = param(2, "requests")
+    on = per_request(bool, False)
+
+    @action
+    def flip(self, s, r: Request):
+        """Flip the request's bit."""
+        s.on[r] = ~s.on[r]
+
+    @action
+    def flop(self, s, r: Request):
+        """Flip it too."""
+        s.on[r] = ~s.on[r]
+
+    @action
+    def never(self, s, r: Request):
+        """Guarded by a contradiction."""
+        s.require(s.on[r] & ~s.on[r])
 
 
 def test_the_fuzz_engine_finds_the_incident_and_shrinks_it_to_the_shortest_trace():
@@ -241,3 +269,98 @@ def test_an_unknown_profile_is_a_usage_error_naming_the_choices():
         assert "ci" in str(e) and "'cj'" in str(e)
     else:
         raise AssertionError("expected a UsageError")
+
+
+# --------------------------------------------------------------------------- bursts (NOTE(bursts))
+
+
+def _machine(model, **kw):
+    """A machine of fuzz's, made outside Hypothesis, at the initial state."""
+    explorer = fuzz.Explorer(model)
+    search = fuzz.Search(explorer, time.monotonic(), None, None, 1.0)
+    return fuzz.machine_class(model, search, **kw)(), explorer
+
+
+def test_a_word_picks_an_enabled_action_with_its_weight_and_the_swarm_flags_come_first():
+    """choose() over every word below a multiple of its radices: an enabled action exactly in
+    proportion to its weight, a disabled one never; the actions the swarm flags switch off
+    only when none of the others is enabled."""
+    machine, explorer = _machine(build_model(Flip), weights={"flip": 3}, steps=40)
+    assert (machine.max_steps, machine.burst_steps, machine.weights) == (40, 14, (3, 1, 1))
+    picked = Counter(explorer.slices[machine.choose(x)[0]].name for x in range(5 * 2 * 1000))
+    assert picked == {"flip": 7500, "flop": 2500}
+    machine.set_swarm(bytes([200, 0, 255, 255]))  # flip off, flop and never on
+    assert Counter(explorer.slices[machine.choose(x)[0]].name for x in range(1000)) == {"flop": 1000}
+    machine.set_swarm(bytes([200, 255, 0, 0]))  # only flip on
+    assert Counter(explorer.slices[machine.choose(x)[0]].name for x in range(1000)) == {"flip": 1000}
+    machine.set_swarm(bytes([200, 0, 0, 255]))  # only never on: it is not enabled, so the others
+    got = Counter(explorer.slices[machine.choose(x)[0]].name for x in range(4000))
+    assert set(got) == {"flip", "flop"} and got["flip"] == 3 * got["flop"]
+
+
+def test_steps_count_steps_of_the_model_whatever_the_bursts():
+    """A run that never ends early has exactly `steps` steps, below, at and above a burst."""
+    model = build_model(Flip)
+    for steps in (1, fuzz.BURST, fuzz.BURST + 1, 3 * fuzz.BURST + 5):
+        result = fuzz.check(model, runs=6, steps=steps, **CI)
+        cov = result.coverage
+        assert result.verdict is Verdict.BOUNDED and cov.runs == 6 and cov.depth == steps
+        assert cov.transitions <= 6 * steps + steps  # (and Hypothesis's cut-short runs at most)
+        assert cov.never_enabled == ("never",)
+        count, length = fuzz.bursts(steps)
+        assert count * length >= steps > (count - 1) * length and length <= fuzz.BURST
+
+
+def test_weights_change_the_runs_drawn():
+    """The same seed with a weight: other choices, so other runs (weights reach the machine)."""
+    model = model_for("sglang_pd", fixes=["door-retire"])
+    plain = fuzz.check(model, runs=10, steps=15, seed=3, database=None)
+    biased = fuzz.check(model, runs=10, steps=15, seed=3, database=None, weights={"decode_timeout": 6})
+    assert plain.verdict is biased.verdict is Verdict.BOUNDED
+    assert plain.seen.states != biased.seen.states
+
+
+@pytest.mark.parametrize("spec, kw", [
+    ("sglang_pd", {"params": {"decode_pool": 70, "requests": 3}, "fixes": ["door-retire"]}),
+    ("sglang_pd", {}),
+    ("vllm_block_pool", {}),
+    ("vllm_nixl_pd", {}),
+])
+def test_the_guard_memo_says_disabled_exactly_where_the_step_is_disabled(spec, kw):
+    """NOTE(guard-memo): along random walks, every binding the explorer calls disabled (by the
+    memo, by inheritance or by stepping it) is disabled in the concrete semantics, and every
+    other one steps to the same state; and the memo spares steps that an explorer without it
+    (inheritance alone) takes."""
+    model = model_for(spec, **kw)
+    plain = Concrete(model)
+    explorers = [fuzz.Explorer(model), fuzz.Explorer(model)]
+    explorers[1].GUARD_KEYS = -1  # (no reads fit: no memo)
+    stepped = [0, 0]
+    for k, explorer in enumerate(explorers):
+        def counting(state, binding, _k=k, _step=explorer.interp.step_packed):
+            stepped[_k] += 1
+            return _step(state, binding)
+        explorer.interp.step_packed = counting  # type: ignore[method-assign]
+    rng = random.Random(spec)
+    for _ in range(15):
+        path: tuple[int, ...] = ()
+        nodes, state = [e.root for e in explorers], model.initial
+        for _ in range(20):
+            enabled = []
+            for b in rng.sample(range(len(model.bindings)), len(model.bindings)):
+                want = plain.step(state, model.bindings[b])
+                got = [e.child(path, n, b) for e, n in zip(explorers, nodes)]
+                for g in got:
+                    assert (g is None) == (want is None), model.bindings[b].label()
+                    assert g is None or (g.state, g.flags) == (want.state, want.flags)
+                if want is not None:
+                    enabled.append((b, got, want.state))
+            if not enabled:
+                break
+            b, nodes, state = rng.choice(enabled)
+            path += (b,)
+            if explorers[0].flags_at(nodes[0]):
+                break
+    remembered = [sum(len(seen) for memo in e.guards.values() for _, seen in memo.values()) for e in explorers]
+    assert remembered[0] > 0 and remembered[1] == 0
+    assert stepped[0] < stepped[1], stepped

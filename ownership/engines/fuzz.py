@@ -1,11 +1,14 @@
 """The fuzz engine: a Hypothesis stateful test generated from a Model, for pools too large to explore.
 
-Every action of the spec becomes one rule of a `RuleBasedStateMachine` built here (users never
-subclass it). A rule draws the action's arguments from their finite domains and fires the
-first enabled binding from there on; its precondition is that the action is enabled at all,
-so Hypothesis only picks actions that can fire. After every step the kernel's flags and the
-state properties (the spec's invariants, the kernel's leak) are checked, exactly as the
-explicit engine checks them.
+A `RuleBasedStateMachine` is built here from the spec (users never subclass it). Its rule fires
+a burst of steps (NOTE(bursts)) chosen by one draw: a word per step, which picks an enabled
+action (as if Hypothesis chose among rules for the enabled actions, with their weights and the
+run's swarm flags), its arguments from their finite domains, and the first enabled binding
+from there on. After every step the kernel's flags and the state properties (the spec's
+invariants, the kernel's leak) are checked, exactly as the explicit engine checks them. Steps
+cost what they change: a binding found disabled is known disabled wherever what it read is
+unchanged, or has values it was disabled with before (NOTE(disabled-inherited),
+NOTE(guard-memo)), and replayed prefixes are looked up (NOTE(memo-by-path)).
 
 A violating run is then shrunk on the level of the model (NOTE(shrink-paths)): steps are
 deleted, requests renamed and arguments lowered for as long as the run still violates the
@@ -41,11 +44,11 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import InvalidArgument
 from hypothesis.reporting import with_reporter
-from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, rule
 
 from ..errors import InternalError, LimitReached, SpecError, UsageError
 from ..interpret.concrete import Concrete, Flag, Judged, flags_of
-from ..interpret.store import CHUNK, Key, Packed
+from ..interpret.store import CHUNK, CHUNK_BITS, LOW, Key, Packed
 from ..kernel import PROPERTIES
 from ..lang.declare import RequestDomain, as_domain
 from ..lang.model import Binding, Model
@@ -55,6 +58,11 @@ from ..trace import Trace, build_trace
 #: Runs (Hypothesis examples) and steps per run when the caller does not say.
 DEFAULT_RUNS = 200
 DEFAULT_STEPS = 50
+
+#: Steps of the model one Hypothesis rule fires at most, and the bytes of its draw each step
+#: takes (a 64-bit word): NOTE(bursts).
+BURST = 16
+WORD = 8
 
 #: How long shrinking a violation may take before the run found so far is reported as it is.
 DEFAULT_SHRINK_SECONDS = 120.0
@@ -242,6 +250,19 @@ class Explorer:
     (ownership.interpret.store), so a node costs about its chunk table and what its step
     changed, some 50 kB at 65,536 pages.
 
+    NOTE(guard-memo): NOTE(disabled-inherited) carries a binding's disabledness along one
+    step; the same reason carries it across states. A step is a function of the values it
+    reads, so a binding disabled in one state, having read keys K there, is disabled in every
+    state whose values at K are the same: it reads the same values in the same order, takes
+    the same branches and fails the same guard, and raises no spec error, as it raised none
+    there (a value written before the guard is the same too, and reads after it are of the
+    written value or stricter). The values of K are looked up in the Packed state (positions
+    in its chunks, a page slot's pages of one value in its groups); K with a whole slot or a
+    free list, or with a page set not computed in the state, is stepped as before. Without it,
+    a request that steps re-runs every guard of its other actions (8 requests of sglang_pd:
+    about 3 disabled steps a step), though a request's stages repeat. Bounded per binding by
+    GUARD_KEYS keys and GUARD_VALUES sets of values (the memory it may take).
+
     `generic_kernel`: the concrete interpreter runs the kernel's generic definition
     (Concrete's `generic_kernel`: the same runs, slower)."""
 
@@ -253,6 +274,60 @@ class Explorer:
         self.nodes: OrderedDict[tuple[int, ...], Node] = OrderedDict()
         self.root = Node(self.interp.packed(model.initial), [])
         self.flags_at(self.root)
+        #: per binding, the values it read where it was disabled (NOTE(guard-memo)): what it
+        #: read -> (the same keys in a fixed order, the values seen there)
+        self.guards: dict[int, dict[frozenset[Key], tuple[tuple[Key, ...], set[tuple[int, ...]]]]] = {}
+        self.guard_bytes = 0  # about what self.guards holds
+        #: the positions of free lists, stale in a Packed state's chunks (its values are its lists)
+        self.stale = [(info.offset, info.offset + info.length) for info in model.slots if info.free_list]
+
+    #: NOTE(guard-memo): a binding's values are remembered for reads of at most this many keys,
+    #: for at most this many sets of values per binding, and in all for about this many bytes
+    #: (a page set is an int of a bit a page: 8 kB at 65,536 pages)
+    GUARD_KEYS = 64
+    GUARD_VALUES = 1024
+    GUARD_BYTES = 64 * 2**20
+
+    def _values(self, packed: Packed, keys: tuple[Key, ...]) -> tuple[int, ...] | None:
+        """The values of `keys` in `packed` (NOTE(guard-memo)), None if one is not at hand
+        there: a whole slot or free list, a position of a free list, a page set not computed."""
+        chunks = packed.chunks
+        out = []
+        for k in keys:
+            if type(k) is int:
+                out.append(chunks[k >> CHUNK_BITS][k & LOW])
+            elif type(k) is tuple:
+                groups = packed.groups.get(k[0])
+                if groups is None:
+                    return None
+                out.append(groups.get(k[1], 0))
+            else:
+                return None
+        return tuple(out)
+
+    def _memo_keys(self, reads: frozenset[Key]) -> tuple[Key, ...] | None:
+        """`reads` in a fixed order, if the guard memo can hold them (NOTE(guard-memo))."""
+        if len(reads) > self.GUARD_KEYS:
+            return None
+        for k in reads:
+            if type(k) is str:
+                return None
+            if type(k) is int and self.stale and any(lo <= k < hi for lo, hi in self.stale):
+                return None
+        return tuple(reads)
+
+    def _remember(self, packed: Packed, b: int, reads: frozenset[Key]) -> None:
+        """Binding b is disabled in `packed`, where it read `reads` (NOTE(guard-memo))."""
+        memo = self.guards.setdefault(b, {})
+        entry = memo.get(reads)
+        if entry is None:
+            entry = memo[reads] = (self._memo_keys(reads) or (), set())  # (): reads the memo cannot hold
+        keys, seen = entry
+        if keys and len(seen) < self.GUARD_VALUES and self.guard_bytes < self.GUARD_BYTES:
+            values = self._values(packed, keys)
+            if values is not None and values not in seen:
+                seen.add(values)
+                self.guard_bytes += 64 + 8 * len(values) + sum(v.bit_length() >> 3 for v in values)
 
     def child(self, path: tuple[int, ...], node: Node, b: int) -> Node | None:
         """The node reached by firing binding b at `node` (reached by `path`), None if disabled."""
@@ -264,9 +339,16 @@ class Explorer:
         if found is not None:
             self.nodes.move_to_end(key)
             return found
+        memo = self.guards.get(b)
+        if memo is not None:
+            for reads, (keys, seen) in memo.items():
+                if keys and self._values(node.packed, keys) in seen:
+                    disabled[b] = reads  # (what the step would read here: NOTE(guard-memo))
+                    return None
         out = self.interp.step_packed(node.packed, self.model.bindings[b])
         if out.state is None:
             disabled[b] = out.reads
+            self._remember(node.packed, b, out.reads)
             return None
         found = Node(out.state, out.flags, Before(disabled, node.judged, out.writes))
         self.nodes[key] = found
@@ -291,10 +373,12 @@ class Explorer:
     def scan(self, path: tuple[int, ...], node: Node, a: int, start: int) -> int | None:
         """The first enabled binding of action a at or after `start`, wrapping around."""
         sl = self.slices[a]
-        n = sl.hi - sl.lo
-        for k in range(n):
-            b = sl.lo + (start - sl.lo + k) % n
-            if self.child(path, node, b) is not None:
+        lo = sl.lo
+        n = sl.hi - lo
+        disabled = node.known_disabled()  # (what child() looks at first, looked up once)
+        for k in range(start - lo, start - lo + n):
+            b = lo + k % n
+            if b not in disabled and self.child(path, node, b) is not None:
                 return b
         return None
 
@@ -733,12 +817,34 @@ class Search:
 class MachineBase(RuleBasedStateMachine):
     """One run of the model: the path so far and the node it reached.
 
-    A rule's precondition is that its action has an enabled binding in the current state.
-    At a deadlock (no action enabled) every rule is a valid no-op instead, so a finished
-    protocol ends its run quietly rather than as Hypothesis's "no progress can be made".
-    Subclasses judge each step (`judge_step`); this one fails on any violated property."""
+    NOTE(bursts): Hypothesis's own machinery costs about 0.25 ms a rule (choosing a rule, its
+    preconditions, the swarm flags, the draws), as much as a step of the model, and its filter
+    over preconditions threw most runs away (NOTE(swarm-flags)). So the machine has one rule,
+    `burst`, without a precondition, and a rule is a burst of up to `burst_steps` steps
+    (bursts(), at most BURST) picked by its one draw: the run's swarm flags (read at its first
+    burst), then a word of WORD bytes per step, a list of integers as bytes (one draw, uniform,
+    where a list of integers would be a draw per element). Each word picks an action among the
+    enabled ones with the probability Hypothesis's choice of a rule gave it (its weight, among
+    the enabled actions the swarm flags leave on), then the binding as before (its arguments
+    uniform, then the first enabled binding from there on): `choose`. A run is still a function
+    of Hypothesis's draws (replayed from the example database, derandomised by the "ci"
+    profile), and `steps` still counts steps of the model: stateful_step_count is the number of
+    bursts, and a run stops at `max_steps`, at a dead end (no action enabled: the rest of the
+    run does nothing, so a finished protocol ends its run quietly), or where Hypothesis stops
+    it (between bursts; its own first rule, the first burst, always runs). Bursts of 16: at
+    4,096 pages (CPU time, a shared machine) one step a rule ran about 5,000 steps a second,
+    bursts of 8 to 25 about 7,000 to 9,000, one burst a run about 6,500 (Hypothesis's
+    mutations, which copy spans of a run, then share fewer prefixes: fewer steps are replays,
+    more states are new). Subclasses judge each step (`judge_step`); this one
+    fails on any violated property; a subclass's `fire` may decline a step (the path does not
+    grow), which ends the burst."""
 
     search: Search
+    #: model steps per run at most, and per burst (set by machine_class)
+    max_steps: int = DEFAULT_STEPS
+    burst_steps: int = DEFAULT_STEPS
+    #: each action's weight (machine_class's `weights`, 1 when not named)
+    weights: tuple[int, ...] = ()
 
     def __init__(self) -> None:
         super().__init__()
@@ -750,7 +856,10 @@ class MachineBase(RuleBasedStateMachine):
         self.explorer = search.explorer
         self.path: tuple[int, ...] = ()
         self.node = self.explorer.root
-        self.deadlock: bool | None = None
+        #: the actions in the order `choose` tries them, each group with its weights: the
+        #: swarm flags' on actions, then the off ones (NOTE(swarm-flags)); all on until drawn
+        self.order: list[tuple[list[int], list[int]]] = [(list(range(len(self.weights))), list(self.weights))]
+        self.swarmed = False
         #: the liveness obligations followed on this run (NOTE(bounded-liveness)), if asked
         self.liveness = RunObligations(search.obligations) if search.obligations is not None else None
         if self.liveness is not None:
@@ -770,17 +879,94 @@ class MachineBase(RuleBasedStateMachine):
         """The labels of this run's steps so far."""
         return [self.explorer.model.bindings[b].label() for b in self.path]
 
-    def may_fire(self, a: int) -> bool:
-        """The rule's precondition (see the class docstring)."""
+    def set_swarm(self, flags: bytes) -> None:
+        """The run's swarm flags, from the first 1 + len(actions) bytes of its first burst.
+
+        NOTE(swarm-flags): Hypothesis switches rules off per run (swarm testing: FeatureFlags,
+        each rule off with a probability drawn for the run, at least one on), and a run in
+        which every enabled action is off was thrown away as invalid (at 8 requests of
+        sglang_pd, 339 of the 641 runs Hypothesis started, cut short there after about 13
+        steps: their steps counted, the runs not). Here each action is off
+        when its byte is below a threshold drawn for the run (the first byte mod 255: off
+        with probability up to 254/256, none off when the bytes are 0, Hypothesis's simplest
+        draw), and off actions are only put last: `choose` picks among them when no on action
+        is enabled, so every run goes on as long as the model can, and is counted."""
+        threshold = flags[0] % 255
+        on = [a for a in range(len(self.weights)) if flags[1 + a] >= threshold]
+        off = [a for a in range(len(self.weights)) if flags[1 + a] < threshold]
+        self.order = [(group, [self.weights[a] for a in group]) for group in (on, off) if group]
+
+    def run_burst(self, choices: bytes) -> None:
+        """Fire up to burst_steps steps, one WORD of `choices` each after the swarm flags
+        (NOTE(bursts)); the flags are read at the run's first burst only (NOTE(swarm-flags))."""
+        flags = 1 + len(self.weights)
+        if not self.swarmed:
+            self.swarmed = True
+            self.set_swarm(choices[:flags])
         try:
-            if self._enabled(a):
-                return True
-            if self.deadlock is None:
-                self.deadlock = not any(self._enabled(k) for k in range(len(self.explorer.slices)))
-            return self.deadlock
+            for k in range(flags, len(choices), WORD):
+                if len(self.path) >= self.max_steps:
+                    return
+                picked = self.choose(int.from_bytes(choices[k:k + WORD], "little"))
+                if picked is None:
+                    return  # a dead end: nothing can fire
+                before = len(self.path)
+                a, b = picked
+                self.fire(a, _unrank(self.explorer.slices[a], b))
+                if len(self.path) == before:
+                    return  # the subclass declined the step
         except SpecError as e:
             e.steps = e.steps or self._steps()
             raise
+
+    def choose(self, x: int) -> tuple[int, int] | None:
+        """The step the word x picks in the current state: (action, binding), or None at a
+        dead end.
+
+        x is read as digits of mixed radix: a digit below the total weight of the actions
+        left picks one (an action of weight k has k of its values); a digit below its number
+        of bindings picks where its scan for an enabled binding starts. An action without one
+        is dropped and the next digits pick again among the others, so an enabled action is
+        picked with probability its weight over the enabled ones' total, as drawing among
+        the enabled actions alone gives (NOTE(bursts)); the swarm's off actions are tried
+        only when no on action is enabled. 64 bits are digits enough for the dozens of tries
+        of a large spec; once used up, the digits are 0 (the first action left)."""
+        explorer = self.explorer
+        slices = explorer.slices
+        node = self.node
+        first = node.first
+        search = self.search
+        for actions, weights in self.order:
+            actions, weights = list(actions), list(weights)
+            total = sum(weights)
+            while actions:
+                r = x % total
+                x //= total
+                k = 0
+                while r >= weights[k]:
+                    r -= weights[k]
+                    k += 1
+                a = actions[k]
+                sl = slices[a]
+                n = sl.hi - sl.lo
+                start = sl.lo + x % n
+                x //= n
+                if a in first and first[a] is None:
+                    b = None  # known disabled here
+                else:
+                    b = explorer.scan(self.path, node, a, start)
+                    search.tried.add(sl.name)
+                    if b is None:
+                        first[a] = None
+                    else:
+                        search.enabled.add(sl.name)
+                        if start == sl.lo:
+                            first[a] = b
+                if b is not None:
+                    return a, b
+                total -= weights[k]
+                del actions[k], weights[k]
+        return None
 
     def fire(self, a: int, picks: list[int]) -> None:
         """Fire action a from the binding `picks` on. A SpecError of the spec's code ends the
@@ -803,7 +989,6 @@ class MachineBase(RuleBasedStateMachine):
         assert child is not None
         self.path = self.path + (b,)
         self.node = child
-        self.deadlock = None
         if self.counted:
             search.steps += 1
             search.fired.add(sl.name)
@@ -815,10 +1000,10 @@ class MachineBase(RuleBasedStateMachine):
             if got is not None:
                 self.fail(RunFailed(got.name, self.path, got))
         if search.pending:
-            got = self.explorer.interp.sometimes_hits(child.packed, search.pending)
-            if got:
-                search.reached.update(got)
-                search.pending = [n for n in search.pending if n not in got]
+            hits = self.explorer.interp.sometimes_hits(child.packed, search.pending)
+            if hits:
+                search.reached.update(hits)
+                search.pending = [n for n in search.pending if n not in hits]
         self._note_enabled()
         search.tick()
 
@@ -849,31 +1034,32 @@ class MachineBase(RuleBasedStateMachine):
                 self.liveness.obligations.ended(self.liveness, normally=ending is None)
 
 
+def bursts(steps: int) -> tuple[int, int]:
+    """(bursts per run, steps per burst) for runs of at most `steps` steps (NOTE(bursts)):
+    as few bursts of at most BURST as cover them, of equal length."""
+    count = -(-steps // BURST)
+    return count, -(-steps // count)
+
+
 def machine_class(model: Model, search: Search, base: type[MachineBase] = MachineBase, *,
-                  weights: dict[str, int] | None = None) -> type[MachineBase]:
-    """A RuleBasedStateMachine with one rule per action of `model`, derived from `base`;
-    `weights`: an action of weight k is offered k times to Hypothesis's choice of a rule."""
-    namespace: dict[str, Any] = {"search": search, "__module__": __name__}
-    decls = list(model.spec_cls._actions.values())
-    for a, (decl, sl) in enumerate(zip(decls, search.explorer.slices)):
-        strategies = {f"arg_{k}": st.integers(0, size - 1) for k, size in enumerate(sl.sizes)}
+                  weights: dict[str, int] | None = None, steps: int = DEFAULT_STEPS) -> type[MachineBase]:
+    """A RuleBasedStateMachine for runs of `model` of at most `steps` steps, derived from
+    `base`: one rule, each firing a burst of steps picked by one draw, the run's swarm flags
+    drawn with its first burst (NOTE(bursts), NOTE(swarm-flags)). `weights`: an action of weight k is picked as if offered k times."""
+    slices = search.explorer.slices
+    _, length = bursts(steps)
+    namespace: dict[str, Any] = {
+        "search": search, "__module__": __name__, "max_steps": steps, "burst_steps": length,
+        "weights": tuple((weights or {}).get(sl.name, 1) for sl in slices),
+    }
 
-        def fire(self: MachineBase, _a: int = a, _n: int = len(sl.sizes), **picks: int) -> None:
-            self.fire(_a, [picks[f"arg_{k}"] for k in range(_n)])
+    def burst(self: MachineBase, choices: bytes) -> None:
+        self.run_burst(choices)
 
-        fire.__name__ = sl.name
-        fire.__qualname__ = f"{model.spec_cls.__name__}Machine.{sl.name}"
-        fire.__doc__ = decl.doc or None
-        def enabled(self: MachineBase, _a: int = a) -> bool:
-            return self.may_fire(_a)
-
-        guarded = precondition(enabled)(rule(**strategies)(fire))  # type: ignore[call-overload]
-        namespace[f"rule_{sl.name}"] = guarded
-        for copy in range(1, (weights or {}).get(sl.name, 1)):
-            # the same rule under another name (no action's: "#" is in no identifier); Hypothesis
-            # draws uniformly from its list of rules, and its per-run on/off flags go by the
-            # function's name, so the copies stand or fall with the action
-            namespace[f"rule_{sl.name}#{copy}"] = guarded
+    burst.__qualname__ = f"{model.spec_cls.__name__}Machine.burst"
+    burst.__doc__ = f"up to {length} steps of the model (NOTE(bursts))"
+    size = 1 + len(slices) + WORD * length  # the swarm flags, then a word per step
+    namespace["burst"] = rule(choices=st.binary(min_size=size, max_size=size))(burst)
     return type(f"{model.spec_cls.__name__}Machine", (base,), namespace)
 
 
@@ -937,8 +1123,10 @@ def run_search(model: Model, search: Search, hsettings: settings, seed: int | No
     `exact`: the caller gave the seed, to repeat a search run for run, so the example database
     stays out (hypothesis.seed switches it off). A seed chosen here only to be reported keeps
     the database: a failure found once replays first on the next run (NOTE(seed-database))."""
-    machine = machine_class(model, search, base, weights=weights)
-    test = get_state_machine_test(machine, settings=hsettings)
+    steps = hsettings.stateful_step_count
+    machine = machine_class(model, search, base, weights=weights, steps=steps)
+    # (a rule is a burst of steps: NOTE(bursts))
+    test = get_state_machine_test(machine, settings=settings(hsettings, stateful_step_count=bursts(steps)[0]))
     key = model_key(model, salt)
     test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
     test.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
@@ -1048,7 +1236,7 @@ def check(
         elif search.obligations is not None and (at_start := search.obligations.judge(())) is not None:
             failure = at_start  # a dead end at the start, or a response due at once
         elif model.bindings:
-            failure = run_search(model, search, hsettings, seed, exact=exact)
+            failure = run_search(model, search, hsettings, seed, exact=exact, weights=weights)
     except LimitReached as e:
         stopped_by = e.reason
     except KeyboardInterrupt:
