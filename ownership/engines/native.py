@@ -31,6 +31,7 @@ from ..limits import parse_seconds
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 from .batch import (
+    PeakMemory,
     Progress,
     Reporter,
     _available,
@@ -100,7 +101,7 @@ class _Run:
         self.S: Any = None
         self.names = list(bm.sometimes_names)
         self.reached = {name: False for name in self.names}
-        self.peak = 0
+        self.memory = PeakMemory()
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -258,19 +259,17 @@ class _Run:
 
     def _coverage(self, states: int, transitions: int, depth: int, complete: bool, stopped_by: str | None,
                   bound: int | None) -> Coverage:
-        self.peak = max(self.peak, _rss())
         before = None
         running = self.S is not None  # (not yet when the initial state itself violates)
         if self.symmetric:
             before = self._get(12) if self.nm.canon is not None and running else states
         return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound,
-                        states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.peak,
+                        states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.memory.peak(),
                         held_memory=self._get(13) if running else None)
 
     def _progress(self, now: float) -> Progress:
-        rss = _rss()
-        self.peak = max(self.peak, rss)
+        rss = self.memory.sample()
         secs = now - self.start
         n = self._get(0)
         return Progress(n, self._get(1), self._get(10), secs, rss, n / secs if secs > 0 else 0.0)
