@@ -115,6 +115,43 @@ def test_a_spec_error_at_load_is_refused_by_every_engine_with_its_line(name, wha
     assert run.code == 2 and run.err.startswith("error: ") and "Traceback" not in run.err
 
 
+@pytest.mark.parametrize("name, prop", [
+    ("all_64_pages.py", "fewer-than-64"),
+    ("without_page_63.py", "at-most-one"),
+    ("slot_wider_than_64_bits.py", "not-done"),
+])
+def test_values_past_int64_are_the_concrete_interpreters_in_every_engine(name, prop):
+    """NOTE(int64-exact): page 63 of a 64-page pool, the complement of page(63), a slot wider
+    than int64: every engine violates at step 1, as the concrete interpreter does (the batch
+    and native engines crashed, or read page 63's set back as a negative number)."""
+    from ownership.engines import native
+
+    model = model_for(_path(name))
+    answers = {
+        "per-state": _outcome(lambda: explicit.check(model)),
+        "default": _outcome(lambda: check(_path(name))),
+        "bmc": _outcome(lambda: bmc.check(model, max_depth=3)),
+        "prove": _outcome(lambda: bmc.prove(model, k=2)),
+        "fuzz": _outcome(lambda: fuzz.check(model, runs=10, steps=3, profile="ci", database=None)),
+    }
+    assert set(answers.values()) == {("violated", prop, 1)}, answers
+    if batch.supports(model) is None:  # (a slot too wide: the per-state search, in Python's integers)
+        assert "slot x, of domain 0..18446744073709551616" in batch.Expander(model, False).bm.unsupported
+        assert _outcome(lambda: native.check(model)) == ("violated", prop, 1)
+    else:  # (a pool too large: refused by name)
+        for engine in (batch.check, native.check, partitioned.check):
+            with pytest.raises(UsageError, match=r"pool kv \(64 pages\)"):
+                engine(model)
+
+
+def test_liveness_over_a_64_page_pool_is_judged_on_the_concrete_page_sets():
+    """NOTE(int64-exact): the table holds 0 pages, then 64 for ever; `eventually exactly one`
+    fails (it held for the default engine), and the measure's most is 64 (it said 1)."""
+    got = check(_path("eventually_one_of_64.py"), measure=True)
+    assert got.verdict is Verdict.VIOLATED and got.violation.property == "exactly-one"
+    assert got.measures["held"].largest == 64
+
+
 def test_at_one_depth_a_violation_wins_over_a_spec_error_and_the_error_is_reported_alone():
     """NOTE(first-event): the stale-read and the division by zero are both at depth 1."""
     assert _same(_answers("violation_beats_error.py")) == ("violated", "stale-read", 1)

@@ -89,8 +89,8 @@ def supports(model: Model) -> str | None:
     """Why the batch engine cannot check this model (None when it can)."""
     big = [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
     if big:
-        return (f"the batch engine keeps page sets in 64-bit words, and pool {', '.join(big)} has more"
-                f" than {MAX_POOL_PAGES} pages")
+        return (f"the batch engine keeps a page set in one 64-bit integer, at most {MAX_POOL_PAGES} pages a"
+                f" pool, and pool {', '.join(big)} has more")
     return None
 
 

@@ -21,12 +21,15 @@ where that binding is enabled, which writes the successor's packed words directl
 whether a kernel property was flagged and whether a write left its slot's domain (a spec error,
 re-run concretely to get the concrete interpreter's message).
 
-Semantics are those of ownership.interpret.concrete on Python integers, in int64: exact as long
-as page sets fit 64 bits (pools of at most 64 pages; ownership.engines.batch refuses larger
-ones) and no intermediate value overflows int64 (values of the spec language are small). One
-edge stays: in a pool of exactly 64 pages a page set holding page 63 is a negative int64, which
-the kernel's operations (bit tests, set algebra, popcount, first, nth) handle exactly, but an
-ordering comparison, `//` or `>>` of such a page set in a spec's own code would not.
+Semantics are those of ownership.interpret.concrete on Python integers, in int64
+(NOTE(int64-exact)): a model runs here only where every value fits. Page sets are
+non-negative int64 columns, so pools of at most 63 pages (ownership.engines.batch refuses
+larger ones, and the per-state engine checks them); every slot's domain, every constant and
+every intermediate that interval analysis cannot bound inside int64 makes the model
+`unsupported`, and it is checked with Python's integers instead. (A 64-page pool was once
+let in, its page 63 held as a negative int64: exact inside the kernel's operations, but a
+state read back from a packed row held a negative page set, on which the concrete
+interpreter then judged counterexamples and liveness wrongly.)
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ from ..lang.model import Model
 from ..lang.values import PYTHON, bit_of
 from .symbolic import BOOL, INT, PAGES, Term, trace_model
 
-#: Largest pool (in pages) whose page sets fit one int64 column (docs/engines.md).
-MAX_POOL_PAGES = 64
+#: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
+#: the concrete interpreter's Python integers are (NOTE(int64-exact)).
+MAX_POOL_PAGES = 63
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -398,14 +402,17 @@ class Graph:
         self._index: dict[tuple[Any, ...], int] = {}
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []  # the terms memoised by id(), kept alive
-        #: a term whose integer values may not fit int64 (None: every value fits)
-        self.too_wide: Term | None = None
+        #: a term (or a named value) whose integer values may not fit int64 (None: every
+        #: value fits: NOTE(int64-exact))
+        self.too_wide: Term | str | None = None
         self.var_sort: list[str] = [INT] * model.width
         self.var_bounds: list[tuple[int, int]] = [(0, 0)] * model.width
         for s in model.slots:
             for k in range(s.length):
                 self.var_sort[s.offset + k] = BOOL if s.is_bool else INT
                 self.var_bounds[s.offset + k] = (s.lo, s.hi)
+            if self.too_wide is None and (s.lo < _INT64_MIN or s.hi > _INT64_MAX):
+                self.too_wide = f"slot {s.name}, of domain {s.lo}..{s.hi}"
 
     # -- building ----------------------------------------------------------------------------
 
@@ -414,6 +421,8 @@ class Graph:
         if isinstance(v, bool):
             return self._add(("const", v), Node("const", (), BOOL, int(v), int(v), v))
         v = int(v)
+        if self.too_wide is None and not _INT64_MIN <= v <= _INT64_MAX:
+            self.too_wide = f"the constant {v}"
         return self._add(("const", v), Node("const", (), INT, v, v, v))
 
     def var(self, i: int) -> int:
@@ -464,8 +473,13 @@ class Graph:
         node = self.nodes[n]
         if self.too_wide is not None:
             return
-        if node.op == "bit":  # a page set of 64-bit words: page numbers up to 63
-            if self.nodes[node.args[0]].hi >= 64:
+        if node.op == "bit":  # a page set in a non-negative int64: page numbers up to 62
+            if self.nodes[node.args[0]].hi >= MAX_POOL_PAGES:
+                self.too_wide = t
+            return
+        if node.op == "div":  # (int64's least value over -1 is one past its largest)
+            (alo, _), (dlo, dhi) = [(self.nodes[a].lo, self.nodes[a].hi) for a in node.args[:2]]
+            if alo <= _INT64_MIN and dlo <= -1 <= dhi:
                 self.too_wide = t
             return
         if t.sort == PAGES or node.op not in ("add", "sub", "mul", "neg", "shl"):
@@ -1056,7 +1070,8 @@ class BatchModel:
         #: why this model cannot run here (an integer that may not fit 64 bits), or None
         self.unsupported: str | None = None
         if g.too_wide is not None:
-            self.unsupported = ("a value of the spec may not fit a 64-bit integer (" + repr(g.too_wide)[:120]
+            wide = g.too_wide if isinstance(g.too_wide, str) else repr(g.too_wide)
+            self.unsupported = ("a value of the spec may not fit a 64-bit integer (" + wide[:120]
                                 + "), which the batch engine computes in")
 
     # -- compilation ------------------------------------------------------------------------
