@@ -105,6 +105,7 @@ def test_a_state_dependent_spec_error_is_the_same_error_in_every_engine(name, wh
     ("int_into_page_slot.py", "index[2] := ...: expected a page set, got an integer (1)"),
     ("action_named_like_pool.py", "declares 'prefill' twice"),
     ("sys_exit_in_action.py", "SystemExit(0) in action go(): a spec must not exit the process"),
+    ("enum_with_a_gap.py", "the members of IntEnum E (A=0, C=5) are not consecutive integers"),
 ])
 def test_a_spec_error_at_load_is_refused_by_every_engine_with_its_line(name, what):
     """Refused at load (the tracer runs first), so every engine says the same, at the spec's line."""
@@ -119,6 +120,7 @@ def test_a_spec_error_at_load_is_refused_by_every_engine_with_its_line(name, wha
     ("all_64_pages.py", "fewer-than-64"),
     ("without_page_63.py", "at-most-one"),
     ("slot_wider_than_64_bits.py", "not-done"),
+    ("nth_default_past_int64.py", "small"),
 ])
 def test_values_past_int64_are_the_concrete_interpreters_in_every_engine(name, prop):
     """NOTE(int64-exact): page 63 of a 64-page pool, the complement of page(63), a slot wider
@@ -135,8 +137,8 @@ def test_values_past_int64_are_the_concrete_interpreters_in_every_engine(name, p
         "fuzz": _outcome(lambda: fuzz.check(model, runs=10, steps=3, profile="ci", database=None)),
     }
     assert set(answers.values()) == {("violated", prop, 1)}, answers
-    if batch.supports(model) is None:  # (a slot too wide: the per-state search, in Python's integers)
-        assert "slot x, of domain 0..18446744073709551616" in batch.Expander(model, False).bm.unsupported
+    if batch.supports(model) is None:  # (a value too wide: the per-state search, in Python's integers)
+        assert "may not fit a 64-bit integer" in batch.Expander(model, False).bm.unsupported
         assert _outcome(lambda: native.check(model)) == ("violated", prop, 1)
     else:  # (a pool too large: refused by name)
         for engine in (batch.check, native.check, partitioned.check):

@@ -459,6 +459,7 @@ class Graph:
             n = self.select([self.term(v) for v in values], self.term(idx), _py(default))
         elif t.op == "nth":
             m, j, default = t.args
+            self.const(default)  # (a default past int64 makes the model unsupported, as a constant does)
             n = self.mk("nth", (self.term(m), self.term(j)), INT, (_py(default),))
         else:
             n = self.mk(t.op, tuple(self.term(a) for a in t.args), BOOL if t.sort == BOOL else INT)
@@ -786,6 +787,10 @@ class _Emitter:
     def table(self, values: list[int]) -> str:
         """The name of a constant int64 lookup table in the generated code's namespace."""
         name = f"_T{len(self.tables)}"
+        if any(not _INT64_MIN <= v <= _INT64_MAX for v in values):
+            # (NOTE(int64-exact): the model will be unsupported and this code never run)
+            self.g.too_wide = self.g.too_wide or f"a value of {min(values)}..{max(values)}"
+            values = [min(max(v, _INT64_MIN), _INT64_MAX) for v in values]
         self.tables[name] = np.array(values, dtype=np.int64)
         return name
 

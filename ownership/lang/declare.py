@@ -349,6 +349,8 @@ def as_domain(x: Any, where: str) -> Domain:
     if x is bool:
         return BoolDomain()
     if inspect.isclass(x) and issubclass(x, enum.IntEnum):
+        if not list(x):
+            raise SpecError(f"{where}: the IntEnum {x.__name__} has no members; give it at least one")
         return EnumDomain(x)
     if isinstance(x, Pool):
         return PageSetDomain(x)
@@ -370,17 +372,17 @@ class Pool:
                  shared: bool = False, keys: Any = None, counted: Any = None, owners: Any = (),
                  pins: bool = False) -> None:
         if order not in self.ORDERS:
-            raise _pool_error(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
+            raise _declaration_error(f"pool order {order!r} is unknown; use one of {', '.join(self.ORDERS)}")
         owners = _owner_names(owners)
         if counted is not None and not isinstance(counted, ParamExpr) and (
                 isinstance(counted, bool) or not isinstance(counted, int) or counted < 1):
-            raise _pool_error(f"pool(..., counted={counted!r}): counted is how many references one holder"
+            raise _declaration_error(f"pool(..., counted={counted!r}): counted is how many references one holder"
                               " may have on a page, an integer of at least 1 or a parameter"
                               " (counted=2: a request may hold a page twice)")
         # references counted, owners that are not requests, pins: all are holders of a shared pool
         shared = shared or counted is not None or bool(owners) or pins
         if shared and order == "lifo":
-            raise _pool_error("a shared pool hands out its lowest free pages (order=\"lowest\"); a"
+            raise _declaration_error("a shared pool hands out its lowest free pages (order=\"lowest\"); a"
                               " free-list order of a shared pool belongs in the spec's own state")
         self.name = ""
         self.pages = pages
@@ -426,7 +428,8 @@ def pool(pages: Any, *, order: str = "lowest", warm: bool = False, help: str = "
                 owners=owners, pins=pins)
 
 
-def _pool_error(message: str) -> SpecError:
+def _declaration_error(message: str) -> SpecError:
+    """A SpecError at the spec's line that is being declared (a pool, a slot)."""
     from .location import spec_location
 
     file, line = spec_location()
@@ -438,23 +441,37 @@ def _owner_names(owners: Any) -> tuple[str, ...]:
     if isinstance(owners, str):
         owners = (owners,)
     if not isinstance(owners, (tuple, list)):
-        raise _pool_error(f"pool(..., owners={owners!r}): owners are names, e.g. owners=(\"cache\", \"offload\")")
+        raise _declaration_error(f"pool(..., owners={owners!r}): owners are names, e.g. owners=(\"cache\", \"offload\")")
     for o in owners:
         if not isinstance(o, str) or not o.isidentifier() or (o[:1] == "r" and o[1:].isdigit()) or o in ("free", "none"):
-            raise _pool_error(f"pool(..., owners=...): {o!r} is not an owner's name; an owner is named by an"
+            raise _declaration_error(f"pool(..., owners=...): {o!r} is not an owner's name; an owner is named by an"
                               " identifier that is not a request's name (r1, r2, ...) nor free or none, e.g. \"cache\"")
     if len(set(owners)) != len(owners):
-        raise _pool_error(f"pool(..., owners={tuple(owners)!r}): an owner is named twice")
+        raise _declaration_error(f"pool(..., owners={tuple(owners)!r}): an owner is named twice")
     return tuple(owners)
 
 
 # --------------------------------------------------------------------------- state slots
 
 
+def _consecutive(enum_cls: type[enum.IntEnum]) -> None:
+    """NOTE(enum-consecutive): a slot's domain is lo..hi in every interpreter (a write is
+    checked against its bounds), so an IntEnum that a slot holds must number its members
+    without a gap: with A=0 and C=5, a write of 3 would be in the domain and no member."""
+    values = sorted({int(m) for m in enum_cls})
+    if values and values != list(range(values[0], values[-1] + 1)):
+        members = ", ".join(f"{m.name}={int(m)}" for m in enum_cls)
+        raise _declaration_error(f"the members of IntEnum {enum_cls.__name__} ({members}) are not consecutive integers,"
+                          f" so a slot of it would take values that are no member; number them {values[0]},"
+                          f" {values[0] + 1}, {values[0] + 2}, ...")
+
+
 class Slot:
     """A piece of protocol state: a scalar, or an array per request or per page of a pool."""
 
     def __init__(self, domain: Any, init: Any, shape: str, over: Pool | None = None) -> None:
+        if inspect.isclass(domain) and issubclass(domain, enum.IntEnum):
+            _consecutive(domain)
         self.name = ""
         self.domain_decl = domain
         self.init = init
