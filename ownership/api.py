@@ -148,6 +148,9 @@ def check(
         raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
     if engine != "fuzz" and any(v is not None for v in (runs, steps, seed, profile)):
         raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
+    if profile == "":
+        raise UsageError("--profile '': an empty profile name; give default, ci or the name of a registered"
+                         " Hypothesis profile, or leave --profile out")
     distributed = ray is not None or checkpoint is not None or resume is not None
     parts, workers = workers, 1 if workers is None else workers  # (on Ray, None: the cluster's CPUs)
     if engine != "explicit" and (symmetry or max_memory is not None or (workers != 1 and ray is None)):

@@ -47,6 +47,11 @@ class ConfigError(OwnershipError):
     """Raised when a deployment's configuration or logs lack a figure that a check needs."""
 
 
+class OutputError(OwnershipError):
+    """Raised when a command's report cannot be written to standard output (the reader closed
+    the pipe, the disk is full): said on stderr, never as JSON on the stdout that failed."""
+
+
 class InternalError(Exception):
     """Raised when ownership itself is wrong: two interpreters disagree, or an assertion of ours fails."""
 

@@ -307,7 +307,15 @@ class _Harness:
         return tuple(out)
 
     def new_adapter(self) -> Any:
-        adapter = self.factory(dict(self.model.env))
+        try:
+            adapter = self.factory(dict(self.model.env))
+        except OwnershipError:
+            raise
+        except Exception as e:  # (the user's adapter cannot be made: bad input, never our bug)
+            name = getattr(self.factory, "__name__", type(self.factory).__name__)
+            raise UsageError(f"adapter {name} could not be made for spec {self.model.spec_cls.__name__} with"
+                             f" parameters {dict(self.model.env)}: {type(e).__name__}: {e}; its constructor"
+                             " takes the spec's parameters as one dict") from None
         if not self.checked_methods:
             names = list(self.model.spec_cls._actions)
             missing = [n for n in names if not callable(getattr(adapter, n, None))]

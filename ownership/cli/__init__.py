@@ -11,12 +11,33 @@ table in ownership.result. `python -m ownership` runs the same `main` (ownership
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 
-import click
 
-from . import check, config_check, graph, listing, monitor, prove, replay, show
-from .common import EXIT_TABLE, OwnershipGroup
+def _no_imports_from_the_working_directory() -> None:
+    """`python -m ownership` puts the working directory first on sys.path (Python's rule for
+    -m), so that a `click.py`, `z3.py` or `packaging/` there would be imported by what follows:
+    the command drops that entry, as the console script never has it. (Only when run so: a
+    program that imports ownership keeps its sys.path.)"""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(main_spec, "name", None) != "ownership.__main__" or not sys.path:
+        return
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed: nothing there to import
+        return
+    if sys.path[0] in ("", cwd):
+        del sys.path[0]
+
+
+_no_imports_from_the_working_directory()
+
+import click  # noqa: E402 (after the working directory left sys.path)
+
+from . import check, config_check, graph, listing, monitor, prove, replay, show  # noqa: E402
+from .common import EXIT_TABLE, OwnershipGroup  # noqa: E402
 
 
 @click.group(cls=OwnershipGroup, epilog=EXIT_TABLE)

@@ -26,7 +26,14 @@ from typing import Any
 import click
 
 from .. import limits
-from ..errors import ConfigError, OwnershipError, SpecError, TraceFormatError, UsageError
+from ..errors import (
+    ConfigError,
+    OutputError,
+    OwnershipError,
+    SpecError,
+    TraceFormatError,
+    UsageError,
+)
 from ..render.escape import printable
 from ..result import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, Verdict
 from ..schemas import SCHEMA_VERSION
@@ -36,15 +43,45 @@ from ..trace import to_itf, write_output
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
+def write_out(write: Any, *, err: bool = False) -> None:
+    """Run `write`, which prints on standard output (on stderr: err=True). Every print of a
+    command goes through here. Standard output that cannot be written (the reader closed the
+    pipe, the disk is full) is an OutputError: exit 2, said on stderr, never a traceback nor
+    the exit code of a verdict the reader did not get. A stderr that cannot be written is let
+    be: nothing can be said there, and the exit code still tells."""
+    try:
+        write()
+    except OSError as e:
+        if not err:
+            raise output_failed(e) from None
+
+
+def output_failed(e: OSError) -> OutputError:
+    """The OutputError of standard output that failed with `e`. Standard output then goes to
+    the null device, so that what is still buffered cannot fail again when Python exits
+    (which would print a traceback and exit 120)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's runner): nothing buffered fails later
+        pass
+    return OutputError(f"cannot write the report to standard output ({e.strerror or e}): it is cut short;"
+                       " send it to a file, or to a reader that takes all of it")
+
+
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Print text that may hold strings from a trace or a spec, escaped for the terminal."""
-    click.echo(printable(text), err=err, nl=nl)
+    write_out(lambda: click.echo(printable(text), err=err, nl=nl), err=err)
 
 
 def emit_json(doc: dict[str, Any], *, indent: int = 1) -> None:
     """Print one JSON object of a --json output on stdout, `schema_version` first. The JSON is
     ASCII (json.dumps escapes every other character), so a trace's text cannot reach the terminal."""
-    click.echo(json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=indent))
+    text = json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=indent)
+    write_out(lambda: click.echo(text))
 
 
 def wants_json(ctx: click.Context | None) -> bool:
@@ -83,6 +120,8 @@ def report_bad_input(e: OwnershipError, ctx: click.Context | None, *, as_json: b
     """Print bad input: one `error:` line on stderr (and the steps that reached it), or under
     --json one error object on stdout."""
     steps = list(getattr(e, "steps", None) or [])
+    if isinstance(e, OutputError):  # standard output failed: the error goes to stderr, never there
+        as_json = False
     if as_json if as_json is not None else wants_json(ctx):
         extra: dict[str, Any] = {"steps": steps} if steps else {}
         message = getattr(e, "message", None) if isinstance(e, SpecError) else None
@@ -116,6 +155,19 @@ def _command_line(ctx: click.Context) -> str:
     return shlex.join(["ownership", *argv])
 
 
+class RefusedOutput(click.ClickException):
+    """Standard output that failed while click itself printed (--help, --version): one
+    `error:` line on stderr, exit code 2, as an OutputError anywhere else."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, e: OutputError) -> None:
+        super().__init__(str(e))
+
+    def show(self, file: Any = None) -> None:
+        echo(f"error: {self.message}", err=True)
+
+
 class RefusedUsage(click.ClickException):
     """A usage error of click's own (a bad option value, a missing argument, an unknown
     option or command), shown like any bad input of ownership: one `error:` line with a hint
@@ -147,6 +199,14 @@ def _refuse_click_usage(e: click.UsageError, ctx: click.Context | None) -> Refus
 
 
 def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
+    try:
+        return _reporting(invoke, ctx)
+    except OutputError as e:  # the report of an outcome (a stop, an internal error) could not be written
+        report_bad_input(e, ctx)
+        ctx.exit(EXIT_BAD_INPUT)
+
+
+def _reporting(invoke: Any, ctx: click.Context) -> Any:
     try:
         return invoke(ctx)
     except OwnershipError as e:
@@ -211,6 +271,8 @@ class _OurSettings:
             return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[misc]
         except click.UsageError as e:
             raise _refuse_click_usage(e, e.ctx or parent) from None
+        except OSError as e:  # while printing --help or --version (parsing writes nothing else)
+            raise RefusedOutput(output_failed(e)) from None
 
 
 class OwnershipCommand(_OurSettings, click.Command):
@@ -408,12 +470,12 @@ class Progress:
             line = (f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth},"
                     f" {rate:,.0f} states/s{mem}, {p.seconds:.0f} s")
         line = printable(line)
-        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+        write_out(lambda: click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty), err=True)
         self.printed = True
 
     def close(self) -> None:
         if self.printed and self.tty:
-            click.echo("", err=True)
+            write_out(lambda: click.echo("", err=True), err=True)
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
@@ -455,16 +517,20 @@ def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *,
 EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
 
 
-def check_out(out: str | None) -> None:
-    """Refuse an --out whose folder does not exist before the run, not after it."""
+def check_out(out: str | None, option: str = "--out", what: str = "trace") -> None:
+    """Refuse an output file (--out, --html, --dot) that cannot be one before the run, not
+    after it: an empty name, a folder, a path in a folder that does not exist."""
     if out is None:
         return
+    if not out:
+        raise UsageError(f"{option} '': an empty file name; give {option} the name of a file for the {what},"
+                         " or leave the option out")
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
-        raise UsageError(f"cannot write the trace to {out}: the folder {folder} does not exist;"
-                         " create it first, or give --out a path in an existing folder")
+        raise UsageError(f"cannot write the {what} to {out}: the folder {folder} does not exist;"
+                         f" create it first, or give {option} a path in an existing folder")
     if os.path.isdir(out):
-        raise UsageError(f"cannot write the trace to {out}: it is a folder; give --out the name of a file")
+        raise UsageError(f"cannot write the {what} to {out}: it is a folder; give {option} the name of a file")
 
 
 def write_trace(trace: Any, out: str, narrative: list[str | None] | None = None) -> None:

@@ -14,6 +14,7 @@ from ..trace import write_output
 from .common import (
     OwnershipCommand,
     Progress,
+    check_out,
     complete_fix,
     complete_param,
     complete_spec,
@@ -41,6 +42,7 @@ def graph(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     from ..api import model_for
     from ..engines.graph import DEFAULT_MAX_NODES, reachable_graph, summary, to_dot
 
+    check_out(dot_out, "--dot", "graph")
     progress = Progress()
     # no time limit, but the memory ceiling (never push the machine into swap) and Ctrl-C: exit 3
     with limited(None, None, progress, spec=spec):

@@ -52,6 +52,9 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: s
 
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
+    if adapter is None and match != "pages":
+        raise UsageError(f"--match {match} says how an implementation's pages are compared with the model's:"
+                         " it goes with --adapter FILE.py:CLASS; add the adapter, or leave --match out")
     check_out(out)
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec,

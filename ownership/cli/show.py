@@ -25,7 +25,9 @@ from ..render.escape import printable
 from ..trace import write_output
 from .common import (
     OwnershipCommand,
+    check_out,
     echo,
+    write_out,
 )
 
 
@@ -50,6 +52,7 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
     from ..render.viewer import check_step, render_show
     from ..trace import read_itf
 
+    check_out(html_out, "--html", "HTML page")
     trace = read_itf(trace_file)
     check_step(trace, step)
     if html_out or mermaid:
@@ -74,12 +77,12 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
     if pager and tty and text.count("\n") + 1 > size.lines:
         # the view escaped the trace's text before rich added our colour codes (render.viewer);
         # click runs $PAGER or less (with -R for the colours unless LESS says otherwise)
-        click.echo_via_pager(text, color=True if colour else None)
+        write_out(lambda: click.echo_via_pager(text, color=True if colour else None))
     elif colour:
         # color=True: click strips escape codes when stdout is not a terminal unless told otherwise
-        click.echo(text, color=True)
+        write_out(lambda: click.echo(text, color=True))
     else:
-        click.echo(text)
+        write_out(lambda: click.echo(text))
 
 
 def narratives(path: str, steps: int) -> list[str | None] | None:

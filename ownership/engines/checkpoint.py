@@ -144,8 +144,9 @@ def read_meta(where: str, digest: str, parts: int) -> Meta:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
         raise bad(f"no {META} there: the folder holds no checkpoint (one is written with --checkpoint DIR)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise bad(f"{path} is not a checkpoint ({e}); start the run again without --resume") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise bad(f"{path} is not a checkpoint ({type(e).__name__ if isinstance(e, RecursionError) else e});"
+                  " start the run again without --resume") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise bad(f"{path} is not an ownership checkpoint")
     if doc.get("version") != VERSION:

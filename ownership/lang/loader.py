@@ -97,6 +97,9 @@ def load_spec(ref: str, *, shipped_only: bool = False) -> type[Spec]:
         raise SpecError(f"syntax error: {e.msg}", file=str(path), line=e.lineno) from None
     except ValueError as e:  # e.g. a null byte in the source
         raise SpecError(f"cannot compile the spec: {e}", file=str(path)) from None
+    except RecursionError:  # an expression nested too deeply for Python's compiler (1+1+...+1)
+        raise SpecError("cannot compile the spec: an expression is nested too deeply for Python's compiler;"
+                        " split it into several statements", file=str(path)) from None
     spec_mod = importlib.util.spec_from_loader(module_name, loader=None, origin=str(path))
     assert spec_mod is not None
     module = importlib.util.module_from_spec(spec_mod)

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import SpecError, UsageError
 from .declare import (
     ActionDecl,
     BoolDomain,
@@ -146,6 +146,14 @@ def _kernel_liveness(names: Any) -> list[str]:
                              f" {', '.join(LIVENESS)}." + did_you_mean(str(n), LIVENESS))
     return list(names)
 
+
+#: The most values one pool, slot or action argument of a model may take: a state holds an
+#: integer per page and per request of each slot, so that one state of 2**27 positions alone
+#: takes a gigabyte. Parameters above it are refused before anything of that size is built
+#: (a pool of 10**11 pages would hang the command in one allocation, past Ctrl-C and limits).
+MAX_LAYOUT = 2**27
+
+
 class Model:
     """A spec at concrete parameters and fixes: layout, initial state, bindings, properties."""
 
@@ -159,6 +167,7 @@ class Model:
         self.pools: dict[str, PoolInfo] = {}
         for name, p in self.spec_cls._pools.items():
             size = p.size(self.env)
+            self._fits(f"pool {name}", size, "pages")
             if size < 1:
                 raise SpecError(f"pool {name} has {size} pages; a pool needs at least one page",
                                 file=self.spec_cls.source_file())
@@ -186,6 +195,7 @@ class Model:
                 if not isinstance(over, Pool):
                     raise SpecError(f"slot {name}: per_page needs a pool, got {over!r}", file=self.spec_cls.source_file())
                 length, base = over.size(self.env), 0
+            self._fits(f"slot {name}", length, "values")
             if callable(slot.init) and not isinstance(slot.init, type):
                 # one initial value per element: init(index), e.g. a free list 0, 1, 2, ...
                 values = [_init_value(slot.init(base + k), self.env, name) for k in range(length)]
@@ -331,10 +341,25 @@ class Model:
         self.slots.append(info)
         self.by_name[info.name] = info
 
+    def _fits(self, what: str, count: int, unit: str,
+              why: str = "one state of that size alone takes gigabytes") -> None:
+        """Refuse parameters that make `what` larger than any machine can lay out (MAX_LAYOUT)."""
+        if count > MAX_LAYOUT:
+            given = " ".join(f"{k}={v}" for k, v in self.env.items())
+            raise UsageError(
+                f"{what} has {count:,} {unit} at parameters {given}: more than the {MAX_LAYOUT:,} that"
+                f" ownership lays out ({why}); give smaller parameters with --param")
+
     def _bindings(self) -> list[Binding]:
         out: list[Binding] = []
         for decl in self.spec_cls._actions.values():
             domains = [as_domain(d, f"action {decl.name}, argument {a}") for a, d in decl.args]
+            count = 1
+            for d in domains:  # (counted before any list of them is made)
+                lo, hi = d.bounds(self.env)
+                count *= max(hi - lo + 1, 0) if type(d).values is Domain.values else len(d.values(self.env))
+                self._fits(f"action {decl.name}", count, "bindings (combinations of its arguments)",
+                           "each is a step tried from every state")
             choices = [d.values(self.env) for d in domains]
             for combo in itertools.product(*choices):
                 shown = tuple((a, d.show(v, self.env)) for (a, _), d, v in zip(decl.args, domains, combo))
