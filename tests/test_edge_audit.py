@@ -203,3 +203,16 @@ def test_an_adapter_whose_constructor_raises_is_bad_input_naming_the_adapter(tmp
     assert run.code == 2 and "Traceback" not in run.out + run.err, (run.code, run.err)
     error = run.err.strip().splitlines()[-1]  # (after the progress line of the replay)
     assert error.startswith("error: adapter Broken could not be made for spec") and "KeyError: 'pages'" in error
+
+
+def test_ctrl_c_while_the_command_line_is_parsed_is_not_exit_1(monkeypatch):
+    """Ctrl-C while click parses the command line made click say "Aborted!" and exit 1, the
+    code of a violation; it is an interruption like any other: exit 3."""
+    import click
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(click.Command, "parse_args", interrupted)
+    run = run_cli("check", "sglang_pd")
+    assert run.code == 3 and run.err.strip() == "interrupted", (run.code, run.err)

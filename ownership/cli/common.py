@@ -273,6 +273,9 @@ class _OurSettings:
             raise _refuse_click_usage(e, e.ctx or parent) from None
         except OSError as e:  # while printing --help or --version (parsing writes nothing else)
             raise RefusedOutput(output_failed(e)) from None
+        except KeyboardInterrupt:  # (click would say "Aborted!" and exit 1: a verdict's code)
+            echo("interrupted", err=True)
+            raise click.exceptions.Exit(Verdict.INCONCLUSIVE.exit_code) from None
 
 
 class OwnershipCommand(_OurSettings, click.Command):
