@@ -1,6 +1,12 @@
 """Benchmarks of the symbolic engine (issue 3), measured against the explicit engine in the same run.
 
     python benchmarks/bmc.py [--seconds 60] [--repeat 3]
+    python benchmarks/bmc.py --orders [--seconds 60] [--repeat 2]
+
+`--orders` (issue 14) measures only bmc's canonical order of steps (NOTE(canonical-order) in
+ownership/engines/bmc.py) against every order, in one process, alternating, on
+`sglang_pd --fix door-retire --param requests=3 --param decode_pool=6`: the depth each
+reaches in `--seconds`, with wall and CPU seconds per depth.
 
 1. Depth reached in `--seconds` by `check --engine bmc` on the fixed sglang_pd (door-retire) at
    its default parameters, and on a larger instance whose unrolling does not end that soon.
@@ -23,13 +29,32 @@ from ownership.api import model_for
 from ownership.engines import bmc, explicit
 
 
-def depth_in(seconds: float, *, params: dict[str, int] | None = None, fixes: tuple[str, ...] = ("door-retire",)) -> tuple[Any, list[tuple[int, float]]]:
+def depth_in(seconds: float, *, params: dict[str, int] | None = None, fixes: tuple[str, ...] = ("door-retire",),
+             canonical: bool = True) -> tuple[Any, list[tuple[int, float]]]:
     """Run bmc for at most `seconds`: the result and (depth, seconds) for each finished depth."""
     model = model_for("sglang_pd", params=params or {}, fixes=list(fixes))
     marks: list[tuple[int, float]] = []
-    result = bmc.check(model, max_depth=1000, max_seconds=seconds, sometimes=False,
+    result = bmc.check(model, max_depth=1000, max_seconds=seconds, sometimes=False, canonical=canonical,
                        reporter=lambda p: marks.append((p.depth, p.seconds)))
     return result, marks
+
+
+def orders(seconds: float, repeat: int) -> None:
+    """Canonical order against every order of steps, alternating, wall and CPU per depth."""
+    params = {"requests": 3, "decode_pool": 6}
+    print("| order of steps | run | depth reached | depth: wall s / CPU s |")
+    print("|---|---|---|---|")
+    for run in range(1, repeat + 1):
+        for canonical in (False, True):
+            model = model_for("sglang_pd", params=params, fixes=["door-retire"])
+            cpu0 = time.process_time()
+            marks: list[tuple[int, float, float]] = []
+            result = bmc.check(model, max_depth=1000, max_seconds=seconds, sometimes=False, canonical=canonical,
+                               reporter=lambda p, marks=marks, cpu0=cpu0: marks.append(
+                                   (p.depth, p.seconds, time.process_time() - cpu0)))
+            steps = ", ".join(f"{d}: {w:.1f}/{c:.1f}" for d, w, c in marks[-5:])
+            label = "canonical (NOTE(canonical-order))" if canonical else "every order (canonical=False)"
+            print(f"| {label} | {run} | {result.coverage.bound_depth} | {steps} |", flush=True)
 
 
 def best_of(repeat: int, run: Any) -> tuple[float, Any]:
@@ -45,12 +70,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=60.0, help="time budget of the depth benchmark")
     ap.add_argument("--repeat", type=int, default=3, help="repetitions of the time-to-counterexample benchmark")
+    ap.add_argument("--orders", action="store_true", help="only canonical order against every order of steps (issue 14)")
     args = ap.parse_args()
 
     import z3
 
     print(f"python {platform.python_version()}, z3 {z3.get_version_string()}, {platform.machine()}, {platform.system()}")
     print()
+    if args.orders:
+        orders(args.seconds, args.repeat)
+        return
     print("| benchmark | result | time |")
     print("|---|---|---|")
 

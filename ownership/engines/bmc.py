@@ -296,16 +296,164 @@ def _priority(enc: Encoding, *, lemmas: bool) -> list[tuple[str, bool]]:
     return out
 
 
+class _CanonicalOrder:
+    """Which orders of steps the unrolling explores: one execution for every set of executions
+    that no query can tell apart (NOTE(canonical-order)).
+
+    NOTE(canonical-order): at depth k a query asks about the last step (its flags) and the
+    last two states (spec errors from s_{k-1}, the properties of s_k), never about the steps
+    and states in between, and every execution of fewer than k steps is known to be clean
+    already (no flag, no failing property, no spec error: the depths settled). So of the
+    executions whose first k - 1 steps reach the same state and whose last step is the same
+    binding, one is enough; for the queries about s_k alone, one of those whose k steps reach
+    the same state. Two reductions keep one:
+
+    - Commuting steps (Encoding.commuting, NOTE(footprints): neither writes a slot that the
+      other reads or writes): two adjacent ones swapped are an execution again, to the same
+      state. Each word of steps can be rearranged so into its lexicographic normal form, by
+      binding index (Anisimov and Knuth): no step a comes after a run of steps that all commute
+      with it and whose first is a larger binding than a (else a could move in front of them
+      and the word would be smaller). The unrolling keeps only prefixes in that form:
+      `later[p][a]` says that binding a at step p + 1 would break it. A rearranged prefix is an
+      execution of the same length whose states before the last are each reached in fewer
+      than k steps, so they and its steps are clean: it satisfies everything the solver holds
+      about the earlier depths.
+    - Interchangeable requests (ownership.engines.symmetry.equivariance_problem decides it
+      from the graphs, as for `--symmetry`): renaming the requests by a permutation π maps an
+      execution to an execution of the same length, a flag or a failing property to the same
+      property, a spec error to a spec error. The unrolling keeps only prefixes w with
+      w <= π(w), lexicographically by binding index, for each π it lists (the lex-leader
+      constraint; `same[p][j]` says that w and π_j(w) agree up to step p).
+
+    Together they keep, of all the prefixes that commuting swaps and renamings make of one,
+    the least word w*. It satisfies both rules: it is the least of its own rearrangements, and
+    π(w*) is one of the words (the commuting relation is cut down until renaming keeps it, so
+    a rearrangement renamed is a rearrangement of the renamed word), hence w* <= π(w*). The
+    last step comes along renamed by the same π. So a query at depth k is satisfiable exactly
+    when it is without the reductions: the same verdict, the same shortest length and the same
+    first property at it, and the same states reachable in k steps up to renaming (the
+    sometimes-properties, whether the unrolling ends). A counterexample may be another
+    shortest one than the explicit engine's. Not used with liveness (a lasso needs the states
+    in between); no renamings with symbolic parameters or lemmas, which the symmetry check
+    does not cover."""
+
+    def __init__(self, enc: Encoding, *, symmetric: bool) -> None:
+        import itertools
+
+        from .symmetry import binding_map
+
+        model = enc.model
+        n = len(model.bindings)
+        maps: list[list[int]] = []
+        if symmetric:
+            ident = tuple(range(1, model.requests + 1))
+            if model.requests <= 5:
+                perms = [p for p in itertools.permutations(ident) if p != ident]
+            else:  # (adjacent transpositions: any set of renamings is sound, these are few)
+                perms = [ident[:i] + (ident[i + 1], ident[i]) + ident[i + 2:] for i in range(len(ident) - 1)]
+            for perm in perms:
+                bmap = binding_map(model, perm)
+                if bmap is not None:
+                    maps.append(bmap)
+        commute = {(a, b) for a, others in enumerate(enc.commuting()) for b in others}
+        while maps:  # the largest part of the relation that renaming keeps
+            kept = {(a, b) for a, b in commute if all((m[a], m[b]) in commute for m in maps)}
+            if kept == commute:
+                break
+            commute = kept
+        self.enc = enc
+        self.n = n
+        #: for each binding a, the larger bindings that commute with it, and all that do
+        self.larger = [[b for b in range(a + 1, n) if (a, b) in commute] for a in range(n)]
+        self.commuting = [[b for b in range(n) if (a, b) in commute] for a in range(n)]
+        #: for each renaming: the bindings it maps to a smaller one, and those it keeps
+        self.maps = [([b for b in range(n) if m[b] < b], [b for b in range(n) if m[b] == b]) for m in maps]
+        self.later: list[list[Any]] = []
+        self.same: list[list[Any]] = []
+        self.defs: list[list[Any]] = []
+
+    def __bool__(self) -> bool:
+        return any(self.larger) or bool(self.maps)
+
+    def define(self, p: int, act: Any) -> list[Any]:
+        """The definitions of `later[p]` and `same[p]` from the binding `act` of step p
+        (0-based; the positions are defined in order, and asked again get the same list)."""
+        import z3
+
+        if p < len(self.defs):
+            return self.defs[p]
+        assert p == len(self.defs), "positions are defined in order"
+        out: list[Any] = []
+        later: list[Any] = []
+        for a in range(self.n):
+            if not self.commuting[a]:
+                later.append(None)
+                continue
+            here = z3.Or([act == b for b in self.larger[a]] or [z3.BoolVal(False)])
+            before = self.later[p - 1][a] if p else None
+            if before is not None:
+                here = z3.Or(here, z3.And(z3.Or([act == b for b in self.commuting[a]]), before))
+            v = z3.Bool(f"later!{p}!{a}")
+            out.append(v == here)
+            later.append(v)
+        same: list[Any] = []
+        for i, (_, kept) in enumerate(self.maps):
+            v = z3.Bool(f"same!{p}!{i}")
+            agree = z3.Or([act == b for b in kept] or [z3.BoolVal(False)])
+            out.append(v == (z3.And(self.same[p - 1][i], agree) if p else agree))
+            same.append(v)
+        self.later.append(later)
+        self.same.append(same)
+        self.defs.append(out)
+        return out
+
+    def restrict(self, p: int, act: Any) -> list[Any]:
+        """Step p's binding `act` keeps the prefix canonical (needs `define(p - 1)`)."""
+        import z3
+
+        if p == 0:
+            return [z3.And([act != b for b in smaller]) for smaller, _ in self.maps if smaller]
+        out = [z3.Implies(act == a, z3.Not(v)) for a, v in enumerate(self.later[p - 1]) if v is not None]
+        for (smaller, _), agreed in zip(self.maps, self.same[p - 1]):
+            if smaller:
+                out.append(z3.Implies(agreed, z3.And([act != b for b in smaller])))
+        return out
+
+
+def _interchangeable(enc: Encoding, *, symbolic: Sequence[SymbolicParam], lemmas: bool) -> bool:
+    """Whether the unrolling may keep one renaming of the requests (NOTE(canonical-order)):
+    the symmetry check of `--symmetry` passes, and no symbolic parameter or lemma (which it
+    does not check) is in play."""
+    model = enc.model
+    if symbolic or (lemmas and enc.lemmas) or model.requests < 2:
+        return False
+    from ..interpret.batch import BatchModel
+    from .batch import wide_pools
+    from .symmetry import equivariance_problem
+
+    if wide_pools(model):  # (the check reads one column a position: NOTE(wide-pages))
+        return False
+    try:  # (the check reads the batch interpreter's graph)
+        problem = equivariance_problem(model, BatchModel(model))
+    except Exception:  # a spec that graph cannot hold is explored under every renaming: still exact
+        return False
+    return problem is None
+
+
 class _Unrolling:
     """Executions from the initial state, settled one depth at a time (the BMC base case).
 
     After `next()` settles depth k, every execution of at most k steps is free of violations
     and of spec errors, and the solver holds s_0..s_k with the transitions between them."""
 
-    def __init__(self, enc: Encoding, solver: _Solver, *, lemmas: bool) -> None:
+    def __init__(self, enc: Encoding, solver: _Solver, *, lemmas: bool, reduce: bool = False,
+                 symmetric: bool = False) -> None:
         self.enc = enc
         self.solver = solver
         self.lemmas = lemmas
+        order = _CanonicalOrder(enc, symmetric=symmetric) if reduce else None
+        #: NOTE(canonical-order): the orders of steps explored, or None for every order
+        self.order = order if order else None
         self.states: list[list[Any]] = [enc.fresh_state("0")]
         self.acts: list[Any] = []
         self.settled = -1           # every execution of at most this many steps is clean
@@ -361,9 +509,14 @@ class _Unrolling:
                 return "violation", k, prop
             step = [z3.Not(step_bad), enc.at(enc.trans, pre, act, post)]
             pre_error = enc.at(enc.any_step_error(), pre)
+        # the queries about s_k alone may take the last step in canonical order too: the step
+        # into k flags nowhere (asked just above), and a reordering keeps s_k
+        last: list[Any] = []
+        if k >= 1 and self.order is not None:
+            last = self.order.define(k - 1, self.acts[k - 1]) + self.order.restrict(k - 1, self.acts[k - 1])
         state_bad = enc.at(enc.state_violation(lemmas=self.lemmas), post)
-        if self.solver.sat(*step, state_bad):
-            prop = self._refine(state_props, lambda p: z3.And(*step, enc.at(enc.state_violation([p], lemmas=self.lemmas), post)))
+        if self.solver.sat(*step, *last, state_bad):
+            prop = self._refine(state_props, lambda p: z3.And(*step, *last, enc.at(enc.state_violation([p], lemmas=self.lemmas), post)))
             return "violation", k, prop
         if pre_error is not None and self.solver.sat(pre_error):
             return "step-error", k, None
@@ -377,6 +530,8 @@ class _Unrolling:
             self.settled = k - 1
             self.exhausted = True
             return "exhausted", k, None
+        if last:  # the step into k is now in every later prefix
+            self.solver.add(*last)
         self.settled = k
         return "clear", k, None
 
@@ -547,6 +702,7 @@ def check(
     sweep: bool = True,
     sometimes: bool = True,
     liveness: bool = False,
+    canonical: bool = True,
 ) -> SymbolicResult:
     """Bounded model checking of `model` up to `max_depth` steps; a shortest counterexample first.
 
@@ -555,7 +711,10 @@ def check(
     `sometimes`: also look for a state reaching each sometimes-property, depth by depth.
     `liveness`: also look for a liveness counterexample of each depth once it is settled (a
     lasso, a dead end, a bounded response too late: ownership.engines.lasso); a run of k
-    steps that violates a liveness property is found before a safety violation of k + 1."""
+    steps that violates a liveness property is found before a safety violation of k + 1.
+    `canonical`: explore one order of commuting steps and one renaming of interchangeable
+    requests (NOTE(canonical-order)); False explores every execution, for comparisons (the
+    answers are the same, benchmarks/bmc.py measures the difference)."""
     from ..errors import UsageError
     from ..interpret.smt import encode
     from .lasso import Lassos
@@ -568,8 +727,11 @@ def check(
     enc = encode(model, symbolic=symbolic)
     counter = [0]
     solver = _Solver(deadline, counter)
-    run = _Unrolling(enc, solver, lemmas=False)
-    lassos = Lassos(enc, model, run.states, run.acts) if liveness and enc.live else None
+    live = bool(liveness and enc.live)  # a lasso needs every order of steps (NOTE(canonical-order))
+    reduce = canonical and not live
+    run = _Unrolling(enc, solver, lemmas=False, reduce=reduce,
+                     symmetric=reduce and _interchangeable(enc, symbolic=symbolic, lemmas=False))
+    lassos = Lassos(enc, model, run.states, run.acts) if live else None
     pending = [name for name, _ in enc.sometimes] if sometimes else []
     reached: dict[str, bool | None] = {name: None for name, _ in enc.sometimes}
     first: tuple[Trace, Model, dict[str, int], int] | None = None
@@ -753,7 +915,8 @@ def prove(
     deadline = None if max_seconds is None else start + max_seconds
     enc = encode(model, symbolic=symbolic, lemmas=True)
     counter = [0]
-    base = _Unrolling(enc, _Solver(deadline, counter), lemmas=True)
+    base = _Unrolling(enc, _Solver(deadline, counter), lemmas=True, reduce=True,
+                      symmetric=_interchangeable(enc, symbolic=symbolic, lemmas=True))
     step = _Induction(enc, _Solver(deadline, counter))
     pending = [name for name, _ in enc.sometimes]
     reached: dict[str, bool | None] = {name: None for name in pending}

@@ -60,6 +60,10 @@ LAYOUT_CHECK_ALL = 256
 #: The range of a symbolic parameter given without one (`--symbolic prefill_pool`).
 DEFAULT_HIGH = 1024
 
+#: z3's resource limit for each question of Encoding.footprints (about 0.1 s): a question it
+#: leaves unanswered counts as a write, which only makes fewer steps commute.
+FOOTPRINT_RLIMIT = 5_000_000
+
 
 # --------------------------------------------------------------------------- graphs
 
@@ -521,6 +525,16 @@ class Encoding:
         more = [self.as_bool(self.val(e.cond)) for e in lemma_errors]
         self.lemma_errors: Any = z3.Or(more) if more else z3.BoolVal(False)
         self.trans = self._transition()
+        self._actions = traced.actions
+        #: NOTE(footprints): what each binding reads and writes as a step, computed on demand.
+        #: A binding *writes* a slot only where some in-domain state enabling it (and raising no
+        #: spec error there) gets another value in it: z3 decides it per slot, because the
+        #: kernel's operations assign whole pools, mostly to the values they had (decode_commit
+        #: of sglang_pd assigns 14 slots and changes one). It *reads* the slots that its guards,
+        #: its spec errors and those writes' values mention; its kernel flags are not part of
+        #: the step. In-domain states suffice: every state of an execution is in its domain (a
+        #: value outside it is a spec error, not a step).
+        self._footprints: list[tuple[set[int], set[int]]] | None = None
         checked = set(model.liveness_checked())
         #: the liveness obligations, in the explicit engine's order (liveness.instances)
         self.live: list[LiveObligation] = [
@@ -748,6 +762,48 @@ class Encoding:
                     value = z3.If(chosen[b], w, value)
             frame.append(self.y[i] == value)
         return z3.simplify(z3.And(z3.ULT(self.act, n), enabled, *frame))
+
+    def footprints(self) -> list[tuple[set[int], set[int]]]:
+        """For each binding, the slots it reads as a step and the slots it writes (NOTE(footprints))."""
+        if self._footprints is not None:
+            return self._footprints
+        width = self.model.width
+
+        def reads_of(roots: list[Any]) -> set[int]:
+            return {t.args[0] for t in _postorder(roots) if t.op == "var" and t.args[0] < width}
+
+        solver = z3.SolverFor("QF_BV")
+        solver.set("rlimit", FOOTPRINT_RLIMIT)
+        solver.add(self.domain(self.x), self.param_ranges())
+        out: list[tuple[set[int], set[int]]] = []
+        for binding, action in zip(self.bindings, self._actions):
+            solver.push()
+            solver.add(binding.guard, z3.Not(binding.error))
+            if solver.check() == z3.unsat:  # never a step: it reads and writes nothing
+                solver.pop()
+                out.append((set(), set()))
+                continue
+            wrote: set[int] = set()
+            for i, value in binding.writes.items():
+                if z3.eq(z3.simplify(value), self.x[i]):
+                    continue
+                if solver.check(value != self.x[i]) != z3.unsat:  # (unknown counts as a write)
+                    wrote.add(i)
+            solver.pop()
+            out.append((reads_of([e.cond for e in action.events] + [action.writes[i] for i in sorted(wrote)]), wrote))
+        self._footprints = out
+        return out
+
+    def commuting(self) -> list[frozenset[int]]:
+        """For each binding a, the bindings b that commute with it as steps: from any in-domain
+        state where a then b can be taken (enabled, raising no spec error), b then a can be
+        taken too and reach the same state, and the other way round (bmc's NOTE(canonical-order)):
+        neither writes a slot that the other reads or writes (NOTE(footprints))."""
+        fp = self.footprints()
+        n = len(fp)
+        return [frozenset(b for b in range(n) if b != a and not fp[a][1] & (fp[b][0] | fp[b][1])
+                          and not fp[b][1] & fp[a][0])
+                for a in range(n)]
 
     # -- properties as templates -----------------------------------------------------------------
 
