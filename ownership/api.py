@@ -421,8 +421,8 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
     else:
         from .engines import batch, explicit
 
-        # The batch (numpy) engine is the explicit engine whenever the pools' page sets fit a
-        # non-negative int64 (63 pages); the per-state engine covers larger pools, with the same results (tests/test_batch.py).
+        # The batch (numpy) engine is the explicit engine whenever its pools have at most 1,024
+        # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger pools, with the same results (tests/test_batch.py).
         why_not = batch.supports(model)
         if native:
             from .engines import native as compiled

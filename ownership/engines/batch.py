@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InternalError, SpecError, UsageError
-from ..interpret.batch import MAX_POOL_PAGES, BatchModel
+from ..interpret.batch import MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
 from ..limits import TICK, Held, check_workers, deferred, parse_seconds
@@ -86,12 +86,27 @@ Reporter = Callable[[Progress], None]
 
 
 def supports(model: Model) -> str | None:
-    """Why the batch engine cannot check this model (None when it can)."""
-    big = [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
+    """Why the batch engine cannot check this model (None when it can). A pool of more than
+    63 pages keeps its page sets in several 64-bit limbs (NOTE(wide-pages)), up to
+    MAX_WIDE_POOL_PAGES pages."""
+    big = [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_WIDE_POOL_PAGES]
     if big:
-        return (f"the batch engine keeps a page set in one 64-bit integer, at most {MAX_POOL_PAGES} pages a"
-                f" pool, and pool {', '.join(big)} has more")
+        return (f"the batch engine keeps a page set in limbs of {MAX_POOL_PAGES} pages, at most"
+                f" {MAX_WIDE_POOL_PAGES} pages a pool, and pool {', '.join(big)} has more")
     return None
+
+
+def wide_pools(model: Model) -> list[str]:
+    """The pools of more than 63 pages, whose page sets take several limbs (NOTE(wide-pages))."""
+    return [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
+
+
+def refuse_wide(model: Model, what: str) -> None:
+    """A UsageError naming the wide pools, for what does not take them yet (NOTE(wide-pages))."""
+    wide = wide_pools(model)
+    if wide:
+        raise UsageError(f"{what} keeps a page set in one 64-bit integer, at most {MAX_POOL_PAGES} pages a pool,"
+                         f" and pool {', '.join(wide)} has more; check it without {what}")
 
 
 # --------------------------------------------------------------------------- hashing and the table
@@ -494,6 +509,8 @@ def check(
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     if not 1 <= block <= 1 << 16:
         raise UsageError(f"block {block}: must be 1..65536 rows")
+    if symmetry:
+        refuse_wide(model, "--symmetry")
     start_time = time.monotonic()
     exp = Expander(model, symmetry)
     if exp.bm.unsupported is not None:
@@ -634,7 +651,7 @@ class _Search:
             total += cap * 8
         if self.store.n + new > self.store.data.shape[0]:
             total += (self.store.n + new) * k * 8
-        total += rows * (self.model.width * 6 + self.B * 14)
+        total += rows * (self.bm.layout.columns * 6 + self.B * 14)
         if self.workers > 1:
             total += int((self.workers - 1) * rows * successors * (k * 8 + 24))
         return total

@@ -39,6 +39,7 @@ from .batch import (
     actual_run,
     raise_state_error,
     raise_step_error,
+    refuse_wide,
     supports,
 )
 
@@ -57,6 +58,8 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; the native engine takes what the batch engine takes")
+    if symmetry:
+        refuse_wide(model, "--symmetry")  # NOTE(wide-pages)
     max_seconds = parse_seconds(max_seconds)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")

@@ -209,6 +209,9 @@ class _Canon:
 def require_symmetric(model: Model, bm: BatchModel) -> None:
     """Refuse --symmetry (a UsageError with the reason) for a spec whose requests are not
     interchangeable; a single request has nothing to rename."""
+    from .batch import refuse_wide
+
+    refuse_wide(model, "--symmetry")  # (NOTE(wide-pages): its signatures read one column a position)
     if model.requests < 2:
         return
     problem = equivariance_problem(model, bm)

@@ -22,9 +22,10 @@ whether a kernel property was flagged and whether a write left its slot's domain
 re-run concretely to get the concrete interpreter's message).
 
 Semantics are those of ownership.interpret.concrete on Python integers, in int64
-(NOTE(int64-exact)): a model runs here only where every value fits. Page sets are
-non-negative int64 columns, so pools of at most 63 pages (ownership.engines.batch refuses
-larger ones, and the per-state engine checks them); every slot's domain, every constant and
+(NOTE(int64-exact)): a model runs here only where every value fits. A page set of a pool of
+at most 63 pages is one non-negative int64 column; a larger pool's page sets are limbs of 63
+bits (NOTE(wide-pages); ownership.engines.batch refuses pools over MAX_WIDE_POOL_PAGES, and the
+per-state engine checks them); every slot's domain, every constant and
 every intermediate that interval analysis cannot bound inside int64 makes the model
 `unsupported`, and it is checked with Python's integers instead. (A 64-page pool was once
 let in, its page 63 held as a negative int64: exact inside the kernel's operations, but a
@@ -47,8 +48,62 @@ from ..lang.values import PYTHON, bit_of
 from .symbolic import BOOL, INT, PAGES, Term, trace_model
 
 #: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
-#: the concrete interpreter's Python integers are (NOTE(int64-exact)).
+#: the concrete interpreter's Python integers are (NOTE(int64-exact)); larger pools take
+#: several columns (NOTE(wide-pages)).
 MAX_POOL_PAGES = 63
+
+#: Bits of a page set held by one limb (one int64 column) of a wide page set (NOTE(wide-pages)).
+LIMB_BITS = 63
+_LIMB_MASK = (1 << LIMB_BITS) - 1
+
+#: Largest pool the batch engine takes, in limbs of 63 pages (ownership.engines.batch.supports).
+MAX_WIDE_POOL_PAGES = 1024
+
+
+# NOTE(wide-pages): a page set of a pool of more than 63 pages is K limbs of 63 bits (page p in
+# limb p // 63, bit p % 63), K = ceil((largest pool + 1) / 63). Every limb but the top one is a
+# non-negative int64 (0 .. 2**63 - 1); the top limb is the value shifted right by 63 * (K - 1)
+# (Python's arithmetic shift), so it carries the sign: the complement of m has lower limbs
+# m_k ^ (2**63 - 1) and top limb ~m_top, and equality of limbs is equality of Python's
+# integers, negative ones included. The graph is lowered at the Term -> Graph boundary
+# (Graph.limbs): every page-set term becomes K integer nodes and every consumer combines them
+# (==, count, nth, first, has, ...), so the emitted code sees only int and bool nodes. In the
+# state, a position whose page set needs more than 63 bits is several columns of the unpacked
+# matrix X: limb 0 at the position's own row, the other limbs at rows after model.width
+# (`limb_plan`); Layout packs columns, and unpacks a row back into the flat tuple of Python
+# integers. Where a limb that count/first/nth or a write reads may be negative, the model is
+# refused (Graph.too_wide) and checked with Python's integers. With K = 1 nothing of this runs.
+
+
+def limb_plan(model: Model) -> tuple[int, list[tuple[int, ...]]]:
+    """K, the limbs of a page set (NOTE(wide-pages)), and each state position's columns of the
+    unpacked matrix: (i,) for a position of one column, (i, extra...) for a wide page set."""
+    biggest = max((p.size for p in model.pools.values()), default=0)
+    # (pages 0..size: the kernel's free lists name page `size` for "none", and page(size) & the
+    # pool's pages must still be computed, so a 126-page pool takes 3 limbs)
+    k_limbs = 1 if biggest <= MAX_POOL_PAGES else -(-(biggest + 1) // LIMB_BITS)
+    cols: list[tuple[int, ...]] = [(i,) for i in range(model.width)]
+    if k_limbs == 1:
+        return 1, cols
+    extra = model.width
+    for s in model.slots:
+        need = -(-s.hi.bit_length() // LIMB_BITS)
+        if s.sort != PAGES or s.lo != 0 or need <= 1 or need > k_limbs:
+            continue
+        for k in range(s.length):
+            cols[s.offset + k] = (s.offset + k,) + tuple(range(extra, extra + need - 1))
+            extra += need - 1
+    return k_limbs, cols
+
+
+def split_limbs(v: int, n: int) -> list[int]:
+    """The n limbs of a Python integer (the top one signed; NOTE(wide-pages))."""
+    return [(v >> (LIMB_BITS * k)) & _LIMB_MASK for k in range(n - 1)] + [v >> (LIMB_BITS * (n - 1))]
+
+
+def join_limbs(limbs: list[int]) -> int:
+    """The Python integer of its limbs (split_limbs' inverse)."""
+    return sum(int(x) << (LIMB_BITS * k) for k, x in enumerate(limbs))
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -78,24 +133,33 @@ class Layout:
     take no bits (NOTE(constant-positions))."""
 
     def __init__(self, model: Model, constant: dict[int, int] | None = None) -> None:
-        fields: list[Field] = []
+        """`constant`: by column of the unpacked matrix (a position's own column when it has
+        one; NOTE(wide-pages))."""
+        _, self.cols = limb_plan(model)
+        #: the positions of several columns (wide page sets), with their columns
+        self.wide = [(i, c) for i, c in enumerate(self.cols) if len(c) > 1]
+        self.width = model.width
+        self.columns = max([model.width] + [c[-1] + 1 for _, c in self.wide])
+        fields: list[Field | None] = [None] * self.columns
         word, shift = 0, 0
         constant = constant or {}
         for slot in model.slots:
-            for _ in range(slot.length):
-                pos = len(fields)
-                if pos in constant:
-                    fields.append(Field(word, shift, 0, int(constant[pos])))
-                    continue
-                bits = max(0, (slot.hi - slot.lo).bit_length())
-                if shift + bits > 64:
-                    word, shift = word + 1, 0
-                fields.append(Field(word, shift, bits, slot.lo))
-                shift += bits
-        self.fields = fields
+            for e in range(slot.length):
+                for k, col in enumerate(self.cols[slot.offset + e]):
+                    if col in constant:
+                        fields[col] = Field(word, shift, 0, int(constant[col]))
+                        continue
+                    lo, hi = slot.lo, slot.hi
+                    if k or len(self.cols[slot.offset + e]) > 1:   # a limb of a wide page set
+                        lo, hi = 0, min(_LIMB_MASK, slot.hi >> (LIMB_BITS * k))
+                    bits = max(0, (hi - lo).bit_length())
+                    if shift + bits > 64:
+                        word, shift = word + 1, 0
+                    fields[col] = Field(word, shift, bits, lo)
+                    shift += bits
+        self.fields: list[Field] = fields  # type: ignore[assignment]
         self.words = word + 1
-        self.bits = sum(f.bits for f in fields)
-        self.width = model.width
+        self.bits = sum(f.bits for f in self.fields)
         self.pack: Callable[[np.ndarray], np.ndarray] = self._compile_pack()
         self.unpack: Callable[[np.ndarray], np.ndarray] = self._compile_unpack()
 
@@ -113,7 +177,7 @@ class Layout:
         return _compile("\n".join(lines), "pack")
 
     def _compile_unpack(self) -> Callable[[np.ndarray], np.ndarray]:
-        lines = ["def unpack(P):", f"    X = np.empty(({self.width}, P.shape[1]), dtype=np.int64)",
+        lines = ["def unpack(P):", f"    X = np.empty(({self.columns}, P.shape[1]), dtype=np.int64)",
                  "    U = X.view(np.uint64)", "    T = np.empty(P.shape[1], dtype=np.uint64)"]
         for i, f in enumerate(self.fields):
             if f.bits == 0:
@@ -136,13 +200,27 @@ class Layout:
 
     def pack_rows(self, states: list[tuple[int, ...]]) -> np.ndarray:
         """Packed words (words x n) of concrete states."""
+        if self.wide:
+            return self.pack(np.array([self.split(st) for st in states], dtype=np.int64)
+                             .reshape(len(states), self.columns).T.copy())
         X = np.array(states, dtype=np.int64).reshape(len(states), self.width).T
         return self.pack(np.ascontiguousarray(X))
 
+    def split(self, state: tuple[int, ...]) -> list[int]:
+        """A concrete state's value in each column (a wide page set's limbs: NOTE(wide-pages))."""
+        out = list(state) + [0] * (self.columns - self.width)
+        for i, cols in self.wide:
+            for col, limb in zip(cols, split_limbs(int(state[i]), len(cols))):
+                out[col] = limb
+        return out
+
     def unpack_row(self, P: np.ndarray, j: int) -> tuple[int, ...]:
-        """The concrete state of column j of packed words P."""
+        """The concrete state of column j of packed words P (the flat tuple of Python ints)."""
         X = self.unpack(np.ascontiguousarray(P[:, j:j + 1]))
-        return tuple(int(v) for v in X[:, 0])
+        out = [int(v) for v in X[:self.width, 0]]
+        for i, cols in self.wide:
+            out[i] = join_limbs([int(X[c, 0]) for c in cols])
+        return tuple(out)
 
 
 # --------------------------------------------------------------------------- primitives
@@ -214,6 +292,50 @@ def _nth(m: Any, j: Any, default: int, bits: int) -> np.ndarray:
     return out
 
 
+_BYTE_POP = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
+_BYTE_NTH = np.array([PYTHON.nth(b, r, 0) for b in range(256) for r in range(8)], dtype=np.int64)
+_BYTE_FIRST = np.array([PYTHON.first(b, r) for b in range(256) for r in range(9)], dtype=np.uint8)
+
+
+def _bytes_of(m: Any, other: Any) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """The bytes (n x 8, lowest first) of non-negative int64 m, `other` broadcast beside it."""
+    m = np.asarray(m, dtype=np.int64)
+    other = np.asarray(other, dtype=np.int64)
+    shape = np.broadcast(m, other).shape
+    flat = np.ascontiguousarray(np.broadcast_to(m, shape)).reshape(-1)   # (little-endian only: _Emitter)
+    return flat.view(np.uint8).reshape(-1, 8), np.broadcast_to(other, shape).reshape(-1), shape
+
+
+def _nth_bytes(m: Any, j: Any, default: int) -> np.ndarray:
+    """_nth for page sets of up to 63 bits (the limbs of wide page sets, NOTE(wide-pages)) in
+    a fixed number of operations: the byte that holds the j-th set bit from the bytes' running
+    counts, then a table of nth within a byte."""
+    b, j, shape = _bytes_of(m, j)
+    cum = _BYTE_POP.take(b)
+    np.cumsum(cum, axis=1, out=cum)
+    byte = np.count_nonzero(cum <= j[:, None], axis=1)
+    ok = (j >= 0) & (byte < 8)
+    byte = np.minimum(byte, 7)
+    rows = np.arange(b.shape[0])
+    before = np.where(byte > 0, cum[rows, np.maximum(byte - 1, 0)], 0)
+    rank = np.clip(j - before, 0, 7)
+    got = _BYTE_NTH.take(b[rows, byte].astype(np.int64) * 8 + rank) + 8 * byte
+    return np.where(ok, got, default).reshape(shape)
+
+
+def _first_bytes(m: Any, n: Any) -> np.ndarray:
+    """_first for page sets of up to 63 bits (NOTE(wide-pages)): each byte keeps its lowest
+    n - (set bits of the bytes below it) bits, from a table."""
+    b, n, shape = _bytes_of(m, n)
+    pop = _BYTE_POP.take(b)
+    below = np.cumsum(pop, axis=1)
+    below -= pop
+    keep = np.clip(n[:, None] - below, 0, 8)
+    keep += b.astype(np.int64) * 9
+    out = _BYTE_FIRST.take(keep)
+    return out.reshape(-1).view(np.int64).reshape(shape)
+
+
 def _stack(values: tuple[Any, ...], n: int) -> np.ndarray:
     """The values (columns or constants) as rows of one (len(values), n) int64 array."""
     out = np.empty((len(values), n), dtype=np.int64)
@@ -272,6 +394,7 @@ def _words(parts: list[tuple[np.ndarray, ...]], k: int) -> np.ndarray:
 
 _NAMESPACE: dict[str, Any] = {
     "np": np, "_popcount": _popcount, "_first": _first, "_nth": _nth,
+    "_first_bytes": _first_bytes, "_nth_bytes": _nth_bytes,
     "_stack": _stack, "_select": _select, "_select_const": _select_const,
 }
 
@@ -405,14 +528,24 @@ class Graph:
         #: a term (or a named value) whose integer values may not fit int64 (None: every
         #: value fits: NOTE(int64-exact))
         self.too_wide: Term | str | None = None
-        self.var_sort: list[str] = [INT] * model.width
-        self.var_bounds: list[tuple[int, int]] = [(0, 0)] * model.width
+        #: limbs of a page set and each position's columns (NOTE(wide-pages); K = 1: one column each)
+        self.K, self.cols = limb_plan(model)
+        columns = max(c[-1] + 1 for c in self.cols) if self.cols else 0
+        self.var_sort: list[str] = [INT] * columns
+        self.var_bounds: list[tuple[int, int]] = [(0, 0)] * columns
         for s in model.slots:
             for k in range(s.length):
                 self.var_sort[s.offset + k] = BOOL if s.is_bool else INT
                 self.var_bounds[s.offset + k] = (s.lo, s.hi)
+                cols = self.cols[s.offset + k]
+                for j, col in enumerate(cols if len(cols) > 1 else ()):   # a wide page set's limbs
+                    self.var_bounds[col] = (0, min(_LIMB_MASK, s.hi >> (LIMB_BITS * j)))
+            if s.length and len(self.cols[s.offset]) > 1:
+                continue   # (a wide page set: limbs of 63 bits)
             if self.too_wide is None and (s.lo < _INT64_MIN or s.hi > _INT64_MAX):
                 self.too_wide = f"slot {s.name}, of domain {s.lo}..{s.hi}"
+        self._limb_memo: dict[int, tuple[int, ...]] = {}
+        self._paged: dict[int, bool] = {}
 
     # -- building ----------------------------------------------------------------------------
 
@@ -450,7 +583,9 @@ class Graph:
         got = self._memo.get(id(t))
         if got is not None:
             return got
-        if t.op == "var":
+        if self.K > 1 and self._wide_consumer(t):
+            n = self._lowered(t)
+        elif t.op == "var":
             n = self.var(t.args[0])
         elif t.op == "const":
             n = self.const(t.args[0])
@@ -467,6 +602,153 @@ class Graph:
         self._memo[id(t)] = n
         self._keep.append(t)
         return n
+
+    # -- wide page sets (NOTE(wide-pages)) ----------------------------------------------------
+
+    def is_pages(self, t: Any) -> bool:
+        """Whether a traced term's value is a page set (its sort, or `&`, `|`, `^`, If or
+        select over page sets: the kernel tests `pages & mask != 0` with an int-sorted `&`)."""
+        if not isinstance(t, Term):
+            return False
+        if t.sort == PAGES:
+            return True
+        if t.sort == BOOL or t.op not in ("bitand", "bitor", "bitxor", "compl", "ite", "select"):
+            return False
+        got = self._paged.get(id(t))
+        if got is None:
+            args = t.args[1:] if t.op == "ite" else t.args[0] if t.op == "select" else t.args
+            got = self._paged[id(t)] = any(self.is_pages(a) for a in args)
+            self._keep.append(t)
+        return got
+
+    def _wide_consumer(self, t: Term) -> bool:
+        """A term that reads page sets as a whole (or is one), lowered over limbs when K > 1."""
+        if t.op in ("popcount", "nth"):
+            return True
+        if t.op in _CMP:
+            return any(self.is_pages(a) for a in t.args)
+        return self.is_pages(t)
+
+    def _const_limbs(self, v: int) -> tuple[int, ...]:
+        return tuple(self.const(x) for x in split_limbs(v, self.K))
+
+    def _nonnegative(self, limbs: tuple[int, ...], t: Any) -> None:
+        """Refuse the model (too_wide) where a limb that count/first/nth or a write reads may
+        be negative: Python's integers would differ from the limbs there (NOTE(wide-pages))."""
+        if self.too_wide is None and any(self.nodes[x].lo < 0 for x in limbs):
+            self.too_wide = t
+
+    def _prefix_counts(self, limbs: tuple[int, ...]) -> list[int]:
+        """S_0 = 0, S_k = the pages of limbs 0..k-1 (S_K: all of them)."""
+        out = [self.const(0)]
+        for x in limbs:
+            out.append(self.mk("add", (out[-1], self.mk("popcount", (x,), INT)), INT))
+        return out
+
+    def _lowered(self, t: Term) -> int:
+        """The node of a term that reads page sets, over their limbs (NOTE(wide-pages))."""
+        op, a = t.op, t.args
+        if op in ("eq", "ne"):
+            x, y = self.limbs(a[0]), self.limbs(a[1])
+            parts = tuple(self.mk(op, (p, q), BOOL) for p, q in zip(x, y))
+            return self.mk("and" if op == "eq" else "or", parts, BOOL)
+        if op in _CMP:   # (the domain checks' v < lo, v > hi): lexicographic, top limb signed
+            x, y = self.limbs(a[0]), self.limbs(a[1])
+            strict = "lt" if op in ("lt", "ge") else "gt"
+            out = self.mk(strict, (x[0], y[0]), BOOL)
+            for p, q in zip(x[1:], y[1:]):
+                same = self.mk("and", (self.mk("eq", (p, q), BOOL), out), BOOL)
+                out = self.mk("or", (self.mk(strict, (p, q), BOOL), same), BOOL)
+            return out if op in ("lt", "gt") else self.mk("not", (out,), BOOL)
+        if op == "popcount":
+            x = self.limbs(a[0])
+            self._nonnegative(x, t)
+            return self._prefix_counts(x)[-1]
+        if op == "nth":   # the j-th page is in limb k when S_k <= j < S_k+1
+            m, j, default = a
+            self.const(default)
+            x = self.limbs(m)
+            self._nonnegative(x, t)
+            jn = self.term(j)
+            pre = self._prefix_counts(x)
+            out = self.const(_py(default))
+            for k in reversed(range(self.K)):
+                inside = self.mk("and", (self.mk("le", (pre[k], jn), BOOL), self.mk("lt", (jn, pre[k + 1]), BOOL)), BOOL)
+                got = self.mk("nth", (x[k], self.mk("sub", (jn, pre[k]), INT)), INT, (-1,))
+                got = self.mk("add", (got, self.const(LIMB_BITS * k)), INT)
+                out = self.mk("ite", (inside, got, out), INT)
+            return out
+        # a page set where an integer is read: never made by the language's operations
+        self.too_wide = self.too_wide or f"a page set of {LIMB_BITS * self.K} bits read as one integer ({op})"
+        return self.limbs(t)[0]
+
+    def limbs(self, t: Any) -> tuple[int, ...]:
+        """The K limb nodes of a page-set term or constant (NOTE(wide-pages)), memoised."""
+        if not isinstance(t, Term):
+            return self._const_limbs(int(_py(t)))
+        got = self._limb_memo.get(id(t))
+        if got is not None:
+            return got
+        op, a, K = t.op, t.args, self.K
+        zero = self.const(0)
+        out: tuple[int, ...]
+        if op == "var":
+            cols = self.cols[a[0]]
+            out = tuple(self.var(c) for c in cols) + (zero,) * (K - len(cols))
+        elif op == "const":
+            out = self._const_limbs(int(a[0]))
+        elif op in _BITS:
+            x, y = self.limbs(a[0]), self.limbs(a[1])
+            out = tuple(self.mk(op, (p, q), INT) for p, q in zip(x, y))
+        elif op == "compl":
+            x = self.limbs(a[0])
+            mask = self.const(_LIMB_MASK)
+            out = tuple(self.mk("bitxor", (p, mask), INT) for p in x[:-1]) + (self.mk("compl", (x[-1],), INT),)
+        elif op == "ite":
+            c = self.term(a[0])
+            x, y = self.limbs(a[1]), self.limbs(a[2])
+            out = tuple(self.mk("ite", (c, p, q), INT) for p, q in zip(x, y))
+        elif op == "select":
+            values, idx, default = a
+            i = self.term(idx)
+            per = [self.limbs(v) for v in values]
+            d = split_limbs(int(_py(default)), K)
+            out = tuple(self.select([p[k] for p in per], i, d[k]) for k in range(K))
+        elif op == "first":   # limb k: first(m_k, n - S_k)
+            x = self.limbs(a[0])
+            self._nonnegative(x, t)
+            n = self.term(a[1])
+            pre = self._prefix_counts(x)
+            out = tuple(self.mk("first", (x[k], self.mk("sub", (n, pre[k]), INT)), INT) for k in range(K))
+        elif op == "bit":   # limb k: page p - 63k where 63k <= p <= 63k + 62
+            p = self.term(a[0])
+            if self.nodes[p].hi >= LIMB_BITS * K and self.too_wide is None:
+                self.too_wide = t   # (a page past every limb: 2**p has no limbs here)
+            parts = []
+            for k in range(K):
+                q = self.mk("sub", (p, self.const(LIMB_BITS * k)), INT)
+                if self.nodes[q].hi > LIMB_BITS - 1:   # (only where it is in range: keep bit's argument < 63)
+                    q = self.mk("mod", (q, self.const(LIMB_BITS)), INT)
+                inside = self.mk("and", (self.mk("ge", (p, self.const(LIMB_BITS * k)), BOOL),
+                                         self.mk("le", (p, self.const(LIMB_BITS * k + LIMB_BITS - 1)), BOOL)), BOOL)
+                parts.append(self.mk("ite", (inside, self.mk("bit", (q,), INT), zero), INT))
+            out = tuple(parts)
+        else:
+            self.too_wide = self.too_wide or t
+            out = (zero,) * K
+        self._limb_memo[id(t)] = out
+        self._keep.append(t)
+        return out
+
+    def write_nodes(self, i: int, t: Any) -> list[tuple[int, int]]:
+        """The (column, node) writes of a value written to state position i: one, or a wide
+        page set's limbs (NOTE(wide-pages))."""
+        if self.K == 1 or not self.is_pages(t):
+            return [(i, self.term(t))]
+        x = self.limbs(t)
+        cols = self.cols[i]
+        self._nonnegative(x[:len(cols)], t)
+        return list(zip(cols, x))
 
     def _check_fits(self, n: int, t: Term) -> None:
         """Note an integer that may not fit int64 (interval analysis, before clamping): the
@@ -890,6 +1172,12 @@ class _Emitter:
             return f"np.where({p} >= 0, np.left_shift(1, np.maximum({p}, 0)), 0)"
         if op == "popcount":
             return f"_popcount({self.ref(a[0], as_int=True)})"
+        if op in ("first", "nth") and g.K > 1 and g.bit_width(a[0]) > _TABLE_BITS and g.nodes[a[0]].lo >= 0 \
+                and np.little_endian:
+            # a limb of a wide page set (NOTE(wide-pages)): byte tables, not a loop over 63 bits
+            if op == "first":
+                return f"_first_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
+            return f"_nth_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])})"
         if op == "first":
             return f"_first({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {g.bit_width(a[0])})"
         if op == "nth" and g.is_const(a[1]) and g.bit_width(a[0]) <= _TABLE_BITS:
@@ -1038,7 +1326,7 @@ class BatchModel:
             cheap = [c for c in conj if self._cheap(c)]
             rest = [c for c in conj if c not in cheap]
             cheap_roots.append(g.mk("and", tuple(cheap), BOOL) if cheap else -1)
-            writes = [(i, g.term(w)) for i, w in sorted(tr.writes.items())]
+            writes = [cw for i, w in sorted(tr.writes.items()) for cw in g.write_nodes(i, w)]
             writes = [(i, w) for i, w in writes if not (g.nodes[w].op == "var" and g.nodes[w].value == i)]
             checked = [c for prop, c, _ in tr.flags if prop not in self.model.skip]  # --skip
             flag = g.mk("or", tuple(g.term(c) for c in checked), BOOL) if checked else g.const(False)
@@ -1052,8 +1340,10 @@ class BatchModel:
         # a field. Only for searches (`reachable`): the step of an arbitrary in-domain state,
         # which tests compare with the concrete one, needs every position's own bits.
         if reachable:
+            # (by column: a wide page set's limbs each; NOTE(wide-pages))
             written = {i for _, _, writes, _, _ in plans for i, _ in writes}
-            self.layout = Layout(model, {i: v for i, v in enumerate(model.initial) if i not in written})
+            self.layout = Layout(model, {i: v for i, v in enumerate(self.layout.split(model.initial))
+                                         if i not in written})
         self._stage1 = self._compile_stage1(cheap_roots + before_error_roots)
         self.programs: list[Program | None] = []
         self.can_fail = False
