@@ -326,11 +326,30 @@ def test_hash_collisions_never_merge_different_states(monkeypatch):
     assert result.coverage.transitions == 1394
 
 
-def test_pools_past_63_pages_are_checked_in_limbs_and_past_1024_refused():
-    """A page set of at most 63 pages is one non-negative int64 column (NOTE(int64-exact));
-    64 pages take limbs (NOTE(wide-pages)) and agree with the per-state engine; 1,025 pages
-    are refused with a message that names the pool."""
-    for pages in (63, 64):
+def test_first_and_nth_by_byte_tables_are_pythons_on_every_width_and_count():
+    """_first_bytes and _nth_bytes (page sets of 11 to 63 bits, and the limbs of wide ones)
+    equal the language's first and nth on Python's integers, counts below 0 and past the set
+    included, and with a count or index broadcast from one value."""
+    import random
+
+    from ownership.interpret.batch import _first_bytes, _nth_bytes, _py
+    from ownership.lang.values import PYTHON
+
+    rng = random.Random(14)
+    ms = [0, (1 << 63) - 1, 1, 1 << 62] + [rng.getrandbits(rng.choice([11, 20, 40, 62, 63])) for _ in range(2000)]
+    ns = [rng.randint(-3, 70) for _ in ms]
+    M, N = np.array(ms, dtype=np.int64), np.array(ns, dtype=np.int64)
+    assert [int(x) for x in _first_bytes(M, N)] == [int(_py(PYTHON.first(m, n))) for m, n in zip(ms, ns)]
+    assert [int(x) for x in _nth_bytes(M, N, -1)] == [int(_py(PYTHON.nth(m, n, -1))) for m, n in zip(ms, ns)]
+    assert [int(x) for x in _first_bytes(M, 5)] == [int(_py(PYTHON.first(m, 5))) for m in ms]
+    assert [int(x) for x in _nth_bytes(M, 3, 7)] == [int(_py(PYTHON.nth(m, 3, 7))) for m in ms]
+
+
+def test_pools_past_62_pages_are_checked_in_limbs_and_past_1024_refused():
+    """A page set of at most 62 pages is one non-negative int64 column (NOTE(int64-exact));
+    63 and 64 pages take limbs (NOTE(wide-pages)) and agree with the per-state engine; 1,025
+    pages are refused with a message that names the pool."""
+    for pages in (62, 63, 64):
         model = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": pages})
         _same_search(explicit.check(model), batch.check(model))
     big = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": 1025})

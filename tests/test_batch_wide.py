@@ -1,4 +1,4 @@
-"""Wide page sets (NOTE(wide-pages)): pools of more than 63 pages in the batch engine.
+"""Wide page sets (NOTE(wide-pages)): pools of more than 62 pages in the batch engine.
 
 A page set of such a pool is K limbs of 63 bits. The batch engine must give exactly what the
 per-state engine (Python's integers) gives: verdict, counts, depth, sometimes and trace, and
@@ -106,8 +106,8 @@ def test_a_write_outside_the_domain_of_a_wide_page_set_is_the_concrete_spec_erro
                                                                                  "grow(r=r1)"]
 
 
-def test_models_whose_pools_fit_63_pages_keep_one_column_a_position():
-    """Nothing changes below 64 pages: K = 1 and the layout is the one of before."""
+def test_models_whose_pools_fit_62_pages_keep_one_column_a_position():
+    """Nothing changes below 63 pages: K = 1 and the layout is the one of before."""
     model = model_for("sglang_pd")
     bm = BatchModel(model)
     assert bm.graph.K == 1 and bm.layout.columns == model.width and not bm.layout.wide
@@ -132,7 +132,7 @@ def test_packed_rows_of_wide_states_unpack_to_the_same_python_integers():
 
 def test_pools_past_the_maximum_and_engines_without_wide_pools_refuse_by_name():
     """supports() refuses a pool over 1,024 pages; --symmetry and the partitioned search
-    refuse a pool over 63 pages, naming it (a UsageError, not a traceback)."""
+    refuse a pool over 62 pages, naming it (a UsageError, not a traceback)."""
     huge = model_for(_spec("specs", "stale_read.py"), params={"pages": 1100})
     assert "1100 pages" in batch.supports(huge)
     with pytest.raises(UsageError, match="1100 pages"):

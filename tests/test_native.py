@@ -83,7 +83,7 @@ def test_most_test_specs_load():
 @pytest.mark.parametrize("path", TEST_SPECS)
 def test_the_native_engine_agrees_on_every_test_spec_and_its_fixes(path):
     model = model_for(path)
-    if batch.supports(model) is not None:  # (over 63 pages: refused, below)
+    if batch.supports(model) is not None:  # (over 1,024 pages: refused, below)
         return
     _compare(model)
     _compare(model, symmetry=True)

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InternalError, SpecError, UsageError
-from ..interpret.batch import MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
+from ..interpret.batch import LIMB_BITS, MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
 from ..limits import TICK, Held, check_workers, deferred, parse_seconds
@@ -87,17 +87,17 @@ Reporter = Callable[[Progress], None]
 
 def supports(model: Model) -> str | None:
     """Why the batch engine cannot check this model (None when it can). A pool of more than
-    63 pages keeps its page sets in several 64-bit limbs (NOTE(wide-pages)), up to
+    62 pages keeps its page sets in several 64-bit limbs (NOTE(wide-pages)), up to
     MAX_WIDE_POOL_PAGES pages."""
     big = [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_WIDE_POOL_PAGES]
     if big:
-        return (f"the batch engine keeps a page set in limbs of {MAX_POOL_PAGES} pages, at most"
+        return (f"the batch engine keeps a page set in limbs of {LIMB_BITS} pages, at most"
                 f" {MAX_WIDE_POOL_PAGES} pages a pool, and pool {', '.join(big)} has more")
     return None
 
 
 def wide_pools(model: Model) -> list[str]:
-    """The pools of more than 63 pages, whose page sets take several limbs (NOTE(wide-pages))."""
+    """The pools of more than 62 pages, whose page sets take several limbs (NOTE(wide-pages))."""
     return [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
 
 

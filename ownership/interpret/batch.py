@@ -23,7 +23,7 @@ re-run concretely to get the concrete interpreter's message).
 
 Semantics are those of ownership.interpret.concrete on Python integers, in int64
 (NOTE(int64-exact)): a model runs here only where every value fits. A page set of a pool of
-at most 63 pages is one non-negative int64 column; a larger pool's page sets are limbs of 63
+at most 62 pages is one non-negative int64 column; a larger pool's page sets are limbs of 63
 bits (NOTE(wide-pages); ownership.engines.batch refuses pools over MAX_WIDE_POOL_PAGES, and the
 per-state engine checks them); every slot's domain, every constant and
 every intermediate that interval analysis cannot bound inside int64 makes the model
@@ -48,9 +48,10 @@ from ..lang.values import PYTHON, bit_of
 from .symbolic import BOOL, INT, PAGES, Term, trace_model
 
 #: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
-#: the concrete interpreter's Python integers are (NOTE(int64-exact)); larger pools take
+#: the concrete interpreter's Python integers are (NOTE(int64-exact)): pages 0..size, since a
+#: LIFO free list names page `size` for "none" and computes page(size); larger pools take
 #: several columns (NOTE(wide-pages)).
-MAX_POOL_PAGES = 63
+MAX_POOL_PAGES = 62
 
 #: Bits of a page set held by one limb (one int64 column) of a wide page set (NOTE(wide-pages)).
 LIMB_BITS = 63
@@ -60,7 +61,7 @@ _LIMB_MASK = (1 << LIMB_BITS) - 1
 MAX_WIDE_POOL_PAGES = 1024
 
 
-# NOTE(wide-pages): a page set of a pool of more than 63 pages is K limbs of 63 bits (page p in
+# NOTE(wide-pages): a page set of a pool of more than 62 pages is K limbs of 63 bits (page p in
 # limb p // 63, bit p % 63), K = ceil((largest pool + 1) / 63). Every limb but the top one is a
 # non-negative int64 (0 .. 2**63 - 1); the top limb is the value shifted right by 63 * (K - 1)
 # (Python's arithmetic shift), so it carries the sign: the complement of m has lower limbs
@@ -757,7 +758,7 @@ class Graph:
         if self.too_wide is not None:
             return
         if node.op == "bit":  # a page set in a non-negative int64: page numbers up to 62
-            if self.nodes[node.args[0]].hi >= MAX_POOL_PAGES:
+            if self.nodes[node.args[0]].hi >= LIMB_BITS:
                 self.too_wide = t
             return
         if node.op == "div":  # (int64's least value over -1 is one past its largest)
@@ -1172,9 +1173,10 @@ class _Emitter:
             return f"np.where({p} >= 0, np.left_shift(1, np.maximum({p}, 0)), 0)"
         if op == "popcount":
             return f"_popcount({self.ref(a[0], as_int=True)})"
-        if op in ("first", "nth") and g.K > 1 and g.bit_width(a[0]) > _TABLE_BITS and g.nodes[a[0]].lo >= 0 \
+        if op in ("first", "nth") and g.bit_width(a[0]) > _TABLE_BITS and g.nodes[a[0]].lo >= 0 \
                 and np.little_endian:
-            # a limb of a wide page set (NOTE(wide-pages)): byte tables, not a loop over 63 bits
+            # a page set of more than 10 pages, or a limb of a wide one (NOTE(wide-pages)): byte
+            # tables, not a loop over its bits (a 62-page pool ran at half the speed of 63)
             if op == "first":
                 return f"_first_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
             return f"_nth_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])})"
