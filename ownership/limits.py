@@ -142,6 +142,18 @@ def resident_memory() -> int:
         return 0
 
 
+def peak_resident_memory() -> int:
+    """This process's peak resident memory so far (the kernel's VmHWM), in bytes (0 if unknown)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return 0
+
+
 def available_memory() -> int | None:
     """Memory the machine can still give without swapping, in bytes (None if unknown)."""
     try:

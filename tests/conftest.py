@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,10 @@ from ownership.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SPECS = ROOT / "tests" / "specs"
+#: the installed command, for tests that run it as a process
+OWNERSHIP = shutil.which("ownership") or str(Path(sys.executable).with_name("ownership"))
+#: the incident's counterexample, a trace kept with the CLI's golden files
+TRACE = str(ROOT / "tests" / "golden" / "cli" / "incident.trace.json")
 
 
 @dataclass
@@ -82,3 +88,14 @@ def ray_cluster():
 
     with cluster.connected("local", cpus=2) as ray:
         yield ray
+
+
+def one_error_line(run, *parts: str) -> str:
+    """The run is bad input: exit 2, no traceback, one `error:` line holding every part."""
+    assert run.code == 2, (run.code, run.out, run.err)
+    assert "Traceback" not in run.out + run.err
+    lines = run.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), run.err
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+    return lines[0]

@@ -13,32 +13,14 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import OWNERSHIP, TRACE, one_error_line, run_cli
 
 from ownership import UsageError, check, model_for
 from ownership.limits import WORKERS_PER_CPU, cpus, max_workers, parse_seconds, parse_size
-
-OWNERSHIP = shutil.which("ownership") or str(Path(sys.executable).with_name("ownership"))
-TRACE = str(ROOT / "tests" / "golden" / "cli" / "incident.trace.json")
-
-
-def one_error_line(run, *parts: str) -> str:
-    """The run is bad input: exit 2, no traceback, one `error:` line holding every part."""
-    assert run.code == 2, (run.code, run.out, run.err)
-    assert "Traceback" not in run.out + run.err
-    lines = run.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), run.err
-    for part in parts:
-        assert part in lines[0], (part, lines[0])
-    return lines[0]
-
 
 LIMITED = [("check", "sglang_pd"), ("prove", "sglang_pd"), ("replay", TRACE)]
 

@@ -9,29 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import OWNERSHIP, ROOT, TRACE, one_error_line, run_cli
 
-OWNERSHIP = shutil.which("ownership") or str(Path(sys.executable).with_name("ownership"))
-TRACE = str(ROOT / "tests" / "golden" / "cli" / "incident.trace.json")
 REPORT_FAILED = "cannot write the report to standard output"
-
-
-def one_error_line(run, *parts: str) -> str:
-    """The run is bad input: exit 2, no traceback, one `error:` line holding every part."""
-    assert run.code == 2, (run.code, run.out, run.err)
-    assert "Traceback" not in run.out + run.err
-    lines = run.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), run.err
-    for part in parts:
-        assert part in lines[0], (part, lines[0])
-    return lines[0]
 
 
 # --------------------------------------------------------------------------- standard output

@@ -37,7 +37,6 @@ import contextlib
 import gc
 import itertools
 import multiprocessing
-import os
 import signal
 import threading
 import time
@@ -51,7 +50,9 @@ from ..errors import InternalError, SpecError, UsageError
 from ..interpret.batch import LIMB_BITS, MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
-from ..limits import TICK, Held, check_workers, deferred, parse_seconds
+from ..limits import TICK, Held, check_workers, deferred, parse_seconds, peak_resident_memory
+from ..limits import available_memory as _available
+from ..limits import resident_memory as _rss
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 
@@ -341,27 +342,6 @@ def keep_freed_memory() -> None:
     libc.mallopt(m_top_pad, 64 << 20)
 
 
-def _rss() -> int:
-    """This process's resident memory, in bytes."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _high_water() -> int:
-    """This process's peak resident memory so far (the kernel's VmHWM), in bytes; 0 if unknown."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return 0
-
-
 class PeakMemory:
     """The process's peak resident memory during one search, for Coverage.peak_memory.
 
@@ -374,7 +354,7 @@ class PeakMemory:
 
     def __init__(self) -> None:
         self.sampled = _rss()
-        self.before = _high_water()
+        self.before = peak_resident_memory()
 
     def sample(self) -> int:
         """The resident memory now, kept if it is the largest seen."""
@@ -385,20 +365,8 @@ class PeakMemory:
     def peak(self) -> int:
         """The search's peak resident memory so far (NOTE(peak-memory))."""
         self.sample()
-        high = _high_water()
+        high = peak_resident_memory()
         return high if high > self.before else self.sampled
-
-
-def _available() -> int | None:
-    """Memory the machine can still give without swapping, in bytes (None if unknown)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 # --------------------------------------------------------------------------- block expansion
