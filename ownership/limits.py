@@ -142,28 +142,26 @@ def resident_memory() -> int:
         return 0
 
 
-def peak_resident_memory() -> int:
-    """This process's peak resident memory so far (the kernel's VmHWM), in bytes (0 if unknown)."""
+def _proc_kib(path: str, field: str) -> int | None:
+    """The figure of a `Field:   N kB` line of a /proc file, in bytes (None if unknown)."""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return 0
-
-
-def available_memory() -> int | None:
-    """Memory the machine can still give without swapping, in bytes (None if unknown)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def peak_resident_memory() -> int:
+    """This process's peak resident memory so far (the kernel's VmHWM), in bytes (0 if unknown)."""
+    return _proc_kib("/proc/self/status", "VmHWM") or 0
+
+
+def available_memory() -> int | None:
+    """Memory the machine can still give without swapping, in bytes (None if unknown)."""
+    return _proc_kib("/proc/meminfo", "MemAvailable")
 
 
 # --------------------------------------------------------------------------- the guard
