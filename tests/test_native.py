@@ -333,3 +333,30 @@ def test_an_initial_state_that_violates_is_the_batch_engines_counterexample(symm
     assert got.verdict is Verdict.VIOLATED and got.violation.property == "nothing-pending"
     assert got.coverage.held_memory is None and len(got.trace.steps) == 1
     _same(ref, got)
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("fixes", [(), ("door-retire",)])
+def test_a_model_compiled_in_parts_finds_what_one_part_finds(fixes, symmetry):
+    """NOTE(parts): the bindings dealt to three translation units, compiled apart and linked:
+    the numpy engine's states, verdict and trace, with and without symmetry."""
+    import time
+
+    model = model_for("sglang_pd", fixes=fixes, params={"requests": 3, "decode_pool": 4})
+    bm = BatchModel(model, reachable=True)
+    canon = native._canonicaliser(model, bm) if symmetry else None
+    text = compiled.source(bm, canon, parts=3)
+    assert "#define PARTS 3" in text and text.count("#if PART == 2") >= 1
+    nm = compiled.NativeModel(bm, canon, parts=3)
+    got = native._Run(model, bm, nm, time.monotonic(), symmetry).search(None, None, None, None, None, 0.5)
+    _same(batch.check(model, symmetry=symmetry), got)
+
+
+def test_the_c_of_a_select_is_an_array_read_with_the_default_outside_it():
+    """NOTE(select-array): a select of a list of state values at an index read from the state,
+    in and out of the list's range (below 0, past its end), in C as in numpy, on every state."""
+    model = model_for(str(ROOT / "tests" / "specs_batch" / "select_edges.py"))
+    text = compiled.source(BatchModel(model, reachable=True))
+    assert re.search(r"const i64 t\d+\[4\] = \{", text)  # (the array, once)
+    _compare(model)
+    _compare(model_for(str(ROOT / "tests" / "specs_batch" / "select_edges.py"), fixes=["in-range"]))

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import limits
 from ..errors import InternalError, UsageError
 from ..interpret.batch import BatchModel
 from ..interpret.concrete import Concrete
@@ -39,7 +40,6 @@ from .batch import (
     actual_run,
     raise_state_error,
     raise_step_error,
-    refuse_wide,
     supports,
 )
 
@@ -58,13 +58,12 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; the native engine takes what the batch engine takes")
-    if symmetry:
-        refuse_wide(model, "--symmetry")  # NOTE(wide-pages)
     max_seconds = parse_seconds(max_seconds)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     start = time.monotonic()
-    bm = BatchModel(model, reachable=True)
+    with limits.phase("translating the spec's actions into one graph"):
+        bm = BatchModel(model, reachable=True)
     if bm.unsupported is not None:  # (as the batch engine does: Python's integers, the same search)
         if symmetry:
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
@@ -74,7 +73,11 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
         return explicit.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                               reporter=reporter, report_every=report_every)
     canon = _canonicaliser(model, bm) if symmetry else None
-    return _Run(model, bm, NativeModel(bm, canon), start, symmetry).search(
+    # (compiling a model of large pools takes minutes, once: the progress line says so, and a
+    # limit or Ctrl-C stops the compilers; NOTE(parts) in ownership.interpret.native)
+    with limits.phase("compiling the model to C (once: the library is cached for the next run)"):
+        nm = NativeModel(bm, canon)
+    return _Run(model, bm, nm, start, symmetry).search(
         max_states, max_depth, max_seconds, max_memory, reporter, report_every)
 
 

@@ -1346,23 +1346,16 @@ class BatchModel:
             written = {i for _, _, writes, _, _ in plans for i, _ in writes}
             self.layout = Layout(model, {i: v for i, v in enumerate(self.layout.split(model.initial))
                                          if i not in written})
-        self._stage1 = self._compile_stage1(cheap_roots + before_error_roots)
-        self.programs: list[Program | None] = []
-        self.can_fail = False
-        for b, rest_root, writes, flag_root, error_root in plans:
-            errors_fn = self._compile_rest(b, error_root) if error_root is not None else None
-            self.can_fail |= errors_fn is not None
-            if self.never[b] or flag_root is None:
-                self.programs.append(None if errors_fn is None else Program(b, None, None, errors_fn))
-                continue
-            rest_fn = self._compile_rest(b, rest_root) if rest_root is not None else None
-            self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root), errors_fn))
         props = traced.properties
         self.state_roots = self._prop_roots(props)
         self.state_can_fail = any(not (g.is_const(n) and not g.cval(n)) for n in
                                   (g.term(e.cond) for e in props.errors))
-        self._props = self._compile_props(props)
-        self._props_only = self._compile_props(props, sometimes=False)
+        self.can_fail = any(error_root is not None for *_, error_root in plans)
+        # NOTE(lazy-numpy): the numpy programs are compiled on first use: the native engine
+        # (ownership.interpret.native) reads only the graph, the steps and the state roots, and
+        # compiling Python source for a model with thousands of nodes a binding (pools of
+        # hundreds of pages) took longer than the search.
+        self._pending: tuple[Any, ...] | None = (cheap_roots + before_error_roots, plans, props)
         self.sometimes_names = [name for name, _ in props.sometimes]
         #: why this model cannot run here (an integer that may not fit 64 bits), or None
         self.unsupported: str | None = None
@@ -1372,6 +1365,24 @@ class BatchModel:
                                 + "), which the batch engine computes in")
 
     # -- compilation ------------------------------------------------------------------------
+
+    def _compile_numpy(self) -> None:
+        """The numpy programs of the steps and the state properties (NOTE(lazy-numpy))."""
+        if self._pending is None:
+            return
+        stage1_roots, plans, props = self._pending
+        self._stage1 = self._compile_stage1(stage1_roots)
+        self.programs: list[Program | None] = []
+        for b, rest_root, writes, flag_root, error_root in plans:
+            errors_fn = self._compile_rest(b, error_root) if error_root is not None else None
+            if self.never[b] or flag_root is None:
+                self.programs.append(None if errors_fn is None else Program(b, None, None, errors_fn))
+                continue
+            rest_fn = self._compile_rest(b, rest_root) if rest_root is not None else None
+            self.programs.append(Program(b, rest_fn, self._compile_body(b, writes, flag_root), errors_fn))
+        self._props = self._compile_props(props)
+        self._props_only = self._compile_props(props, sometimes=False)
+        self._pending = None
 
     def _conjuncts(self, conds: list[Any]) -> list[int]:
         g = self.graph
@@ -1517,6 +1528,7 @@ class BatchModel:
 
     def expand(self, P: np.ndarray, X: np.ndarray | None = None) -> Expansion:
         """Every successor of the packed block P (words x n); X is P unpacked, if at hand."""
+        self._compile_numpy()
         if X is None:
             X = self.layout.unpack(P)
         n = P.shape[1]
@@ -1578,6 +1590,7 @@ class BatchModel:
         """Per row: does an invariant or the leak property fail (where no property raises a
         spec error); each sometimes property (an empty list with sometimes=False, once a search
         has reached them all); and where a property raises a spec error."""
+        self._compile_numpy()
         with np.errstate(all="ignore"):
             bad, some, error = (self._props if sometimes else self._props_only)(X)
         if error is not None:
