@@ -360,3 +360,22 @@ def test_the_c_of_a_select_is_an_array_read_with_the_default_outside_it():
     assert re.search(r"const i64 t\d+\[4\] = \{", text)  # (the array, once)
     _compare(model)
     _compare(model_for(str(ROOT / "tests" / "specs_batch" / "select_edges.py"), fixes=["in-range"]))
+
+
+def test_a_limit_while_compiling_stops_the_compilers_too(tmp_path):
+    """A model of 100 decode pages takes gcc longer than the limit: exit 3 naming the phase,
+    and no compiler of this run is left running (gcc's cc1 ran on after the driver was killed)."""
+    import os
+    import subprocess
+    import time
+
+    from conftest import OWNERSHIP
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    run = subprocess.run([OWNERSHIP, "check", "sglang_pd", "--fix", "door-retire", "--param", "decode_pool=100",
+                          "--native", "--max-seconds", "4"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    assert "stopped by max-seconds while compiling the model to C" in run.stdout
+    time.sleep(0.5)
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in left

@@ -28,6 +28,7 @@ import hashlib
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -764,13 +765,19 @@ def _build(cc: str, text: str, tmp: Path) -> Path:
         jobs = [flags + ["-shared", "-o", str(out), str(c_file)]]
     else:
         jobs = [flags + [f"-DPART={k}", "-c", "-o", str(tmp / f"part{k}.o"), str(c_file)] for k in range(n_parts)]
-    runs = [subprocess.Popen(job, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for job in jobs]
+    # (each in a session of its own, so that a limit or Ctrl-C stops the compiler proper, cc1,
+    # with the driver: killing the driver alone left cc1 running after the command had ended)
+    runs = [subprocess.Popen(job, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            for job in jobs]
     try:
         errors = [err for run in runs for _, err in [run.communicate()] if run.returncode != 0]
     finally:
-        for run in runs:  # (Ctrl-C: no compiler is left running)
+        for run in runs:
             if run.poll() is None:
-                run.kill()
+                try:
+                    os.killpg(run.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 run.wait()
     if not errors and n_parts > 1:
         link = subprocess.run([*cc.split(), "-shared", "-o", str(out), *(str(tmp / f"part{k}.o") for k in range(n_parts))],
