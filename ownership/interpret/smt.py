@@ -15,6 +15,10 @@ Encoding (docs/engines.md, "the symbolic encoding"):
   nothing wraps silently. Conditions and boolean slots are z3 Bools.
 - Page sets are bitmasks, as in the concrete interpreter; `first`, `nth` and `popcount`
   unroll over the bits the mask can have; page(p) is {p} for p >= 0 and empty for p < 0.
+- W is the width of the templates' values; inside, each node is computed at its own
+  interval's width (NOTE(narrow-values)), counts of bits in as few bits as they need and
+  page(p) as a decoder (NOTE(narrow-counts)), and a count compared with a constant in unary
+  (NOTE(unary-counts)): the same values on in-domain states, in fewer and simpler clauses.
   Floor division and modulo follow Python.
 - What the concrete interpreter refuses at run time (an assignment leaving its slot's
   domain, division by zero, a negative shift count, a page outside its pool: the tracer's
@@ -93,6 +97,8 @@ def _postorder(roots: Iterable[Any]) -> list[Term]:
 
 
 Interval = tuple[int, int]
+#: The largest page set whose counts are also kept in unary (NOTE(unary-counts)).
+UNARY_PAGES = 128
 
 def _page_count(term: Term) -> Any | None:
     """The page number of a `page(p)` term (op "bit"), or None for any other term. page(p) is
@@ -506,6 +512,8 @@ class Encoding:
         self.param_vars: dict[int, Any] = {i: z3.BitVec(f"param:{p.name}", self.W) for i, p in self.params.items()}
 
         self._templates: dict[tuple[Any, ...], Any] = {}
+        #: NOTE(unary-counts): the unary prefix counts of a page set, by the set's Term
+        self._unary: dict[int, list[list[Any]]] = {}
         # Translation, cached per Term.
         self._z: dict[int, Any] = {}
         for term in order:
@@ -578,11 +586,44 @@ class Encoding:
         return z3.BitVec(f"act@{tag}", self.act_bits)
 
     # -- values -------------------------------------------------------------------------------
+    #
+    # NOTE(narrow-values): every integer node is translated at the width its interval needs
+    # (`_width`), not at W: the interval analysis that chose W bounds each node on every
+    # in-domain state, and every state the engines ask about is in its domain (the initial
+    # state, successors of steps that raise no spec error, and the arbitrary states of the
+    # induction step and of NOTE(footprints), whose domain is asserted). On such states a node's
+    # narrow value is its W-bit value, so the formulas mean what the W-bit ones meant; they
+    # just bit-blast into fewer clauses (the step of sglang_pd at 6 decode pages: a third
+    # fewer). How each operation stays exact:
+    # - a slot or a parameter is the low bits of its W-bit variable (its domain fits in them);
+    # - +, -, *, negation, complement and the bitwise operations are computed at the width of
+    #   their result, on operands sign-extended or truncated to it: two's complement arithmetic
+    #   modulo 2^w agrees with Python's in the low w bits, and the result's interval fits w;
+    # - comparisons sign-extend both sides to the wider of the two; `select` compares its
+    #   index only with the positions its interval can reach;
+    # - floor division, modulo and shifts are computed at W as before (they are rare; their
+    #   value where they fault, a zero divisor or a negative count, is a spec error and reaches
+    #   no step, flag or property), then truncated to their result's width;
+    # - page sets: NOTE(narrow-counts).
+    # `val` gives every node at W (sign-extended: free in the bit-blasted formula), for the
+    # templates the engines instantiate; a slot read as a whole is its own variable.
+    #
+    # NOTE(narrow-counts): `count`, and the running counts inside `first` and `nth`, add up
+    # single bits: they are computed in as few bits as the largest count needs (3 bits for a
+    # 6-page pool, instead of W adders of W bits each), and `page(p)` is a decoder (bit i is
+    # the condition p == i, for the positions p can take) instead of a barrel shifter: both
+    # are the same numbers, in a fraction of the clauses. The LIFO free list (ownership.kernel:
+    # alloc takes its head with `select`, free prepends with `nth` after `count`) was two thirds
+    # of sglang_pd's step relation before.
 
     def val(self, a: Any) -> Any:
-        """The z3 expression of a Term or a Python constant."""
+        """The z3 expression of a Term or a Python constant, an integer at width W."""
         if isinstance(a, Term):
-            return self._z[id(a)]
+            if a.op == "var":
+                i = a.args[0]
+                return self.x[i] if i < self.model.width else self.param_vars[i]
+            e = self._z[id(a)]
+            return e if z3.is_bool(e) else self._fit(e, self.W)
         if isinstance(a, bool):
             return z3.BoolVal(a)
         if isinstance(a, int):
@@ -599,126 +640,311 @@ class Encoding:
         """A condition: an integer holds where it is not 0, as in the concrete interpreter."""
         if z3.is_bool(e):
             return e
-        return e != z3.BitVecVal(0, self.W)
+        return e != z3.BitVecVal(0, e.size())
 
     def _ivl_of(self, a: Any) -> Interval:
         if isinstance(a, Term):
             return self._ivl[id(a)]
         return int(a), int(a)
 
+    def _width(self, a: Any) -> int:
+        """The width of a node's narrow value: its interval's signed width, at most W."""
+        return min(self.W, _signed_bits(*self._ivl_of(a)))
+
+    @staticmethod
+    def _fit(e: Any, w: int) -> Any:
+        """A bit-vector sign-extended or truncated to width w (NOTE(narrow-values))."""
+        n = e.size()
+        if n == w:
+            return e
+        return z3.SignExt(w - n, e) if n < w else z3.Extract(w - 1, 0, e)
+
+    def _nval(self, a: Any) -> Any:
+        """The narrow value of a Term or a constant: a Bool, or a bit-vector of `_width(a)`."""
+        if isinstance(a, Term):
+            return self._z[id(a)]
+        if isinstance(a, bool):
+            return z3.BoolVal(a)
+        if isinstance(a, int):
+            return z3.BitVecVal(int(a), _signed_bits(int(a), int(a)))
+        raise SpecError(f"the symbolic engine cannot encode the value {a!r} of type {type(a).__name__}")
+
+    def _nbv(self, a: Any, w: int | None = None) -> Any:
+        """A node's narrow value as an integer (a condition is 0 or 1), at width w if given."""
+        e = self._nval(a)
+        if z3.is_bool(e):
+            e = z3.If(e, z3.BitVecVal(1, 2), z3.BitVecVal(0, 2))
+        return e if w is None else self._fit(e, w)
+
+    def _pair(self, a: Any, b: Any) -> tuple[Any, Any]:
+        """Two integer operands at the wider of their widths (for a comparison)."""
+        x, y = self._nbv(a), self._nbv(b)
+        w = max(x.size(), y.size())
+        return self._fit(x, w), self._fit(y, w)
+
     def _translate(self, t: Term) -> Any:
+        """The narrow value of one node (NOTE(narrow-values)), from its arguments' narrow values."""
         op, args = t.op, t.args
         W = self.W
         if op == "var":
             i = args[0]
-            return self.x[i] if i < self.model.width else self.param_vars[i]
+            e = self.x[i] if i < self.model.width else self.param_vars[i]
+            return e if z3.is_bool(e) else self._fit(e, self._width(t))
         if op == "const":
-            return z3.BoolVal(bool(args[0])) if t.sort == BOOL else z3.BitVecVal(int(args[0]), W)
-        v = self.val
+            return z3.BoolVal(bool(args[0])) if t.sort == BOOL else z3.BitVecVal(int(args[0]), self._width(t))
         if op in ("eq", "ne", "lt", "le", "gt", "ge") and not any(
                 isinstance(x, Term) and x.sort == BOOL for x in args):
             decided = _decided(op, self._ivl_of(args[0]), self._ivl_of(args[1]))
             if decided is not None:
                 return z3.BoolVal(decided)
+            unary = self._count_compare(op, args[0], args[1])
+            if unary is not None:
+                return unary
         if op in ("eq", "ne"):
-            a, b = v(args[0]), v(args[1])
+            a, b = self._nval(args[0]), self._nval(args[1])
             if not (z3.is_bool(a) and z3.is_bool(b)):
-                a, b = self.as_bv(a), self.as_bv(b)
+                a, b = self._pair(args[0], args[1])
             return a == b if op == "eq" else a != b
         if op in ("lt", "le", "gt", "ge"):
-            a, b = self.as_bv(v(args[0])), self.as_bv(v(args[1]))
+            a, b = self._pair(args[0], args[1])
             return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
         if op in ("and", "or", "xor"):
-            a, b = self.as_bool(v(args[0])), self.as_bool(v(args[1]))
+            a, b = self.as_bool(self._nval(args[0])), self.as_bool(self._nval(args[1]))
             return z3.And(a, b) if op == "and" else z3.Or(a, b) if op == "or" else z3.Xor(a, b)
         if op == "not":
-            return z3.Not(self.as_bool(v(args[0])))
+            return z3.Not(self.as_bool(self._nval(args[0])))
+        w = self._width(t)
         if op == "ite":
-            c, a, b = self.as_bool(v(args[0])), v(args[1]), v(args[2])
-            if not (z3.is_bool(a) and z3.is_bool(b)):
-                a, b = self.as_bv(a), self.as_bv(b)
-            return z3.If(c, a, b)
+            c, a, b = self.as_bool(self._nval(args[0])), self._nval(args[1]), self._nval(args[2])
+            if z3.is_bool(a) and z3.is_bool(b):
+                return z3.If(c, a, b)
+            a, b = self._nbv(args[1]), self._nbv(args[2])
+            wide = max(a.size(), b.size(), w)
+            return self._fit(z3.If(c, self._fit(a, wide), self._fit(b, wide)), w)
         if op == "select":
-            values = [self.as_bv(v(x)) for x in args[0]]
-            idx = self.as_bv(v(args[1]))
-            out = z3.BitVecVal(int(args[2]), W)
+            idx = self._nbv(args[1])
+            lo, hi = self._ivl_of(args[1])
+            values = [self._nbv(x) for x in args[0]]
+            wide = max([w, *(x.size() for x in values)])
+            out = z3.BitVecVal(int(args[2]), wide)
+            affine = self._count_affine(args[1])
             for i in reversed(range(len(values))):
-                out = z3.If(idx == i, values[i], out)
-            return out
-        if op == "neg":
-            return -self.as_bv(v(args[0]))
-        if op == "compl":
-            return ~self.as_bv(v(args[0]))
+                if lo <= i <= hi:  # (the index can be i: i fits the index's width)
+                    if affine is not None:  # index = sign * count(mask) + offset (NOTE(unary-counts))
+                        mask, sign, offset = affine
+                        hit = self._count_is(mask, sign * (i - offset))
+                    else:
+                        hit = idx == z3.BitVecVal(i, idx.size())
+                    out = z3.If(hit, self._fit(values[i], wide), out)
+            return self._fit(out, w)
+        if op in ("neg", "compl"):
+            a = self._nbv(args[0], w)
+            return -a if op == "neg" else ~a
         if op == "popcount":
-            m = self.as_bv(v(args[0]))
+            m = self._nbv(args[0])
             lo, hi = self._ivl_of(args[0])
             if lo < 0:
+                m = z3.SignExt(1, m)  # (|m| of the most negative m needs one bit more)
                 m = z3.If(m < 0, -m, m)
-            n = max(hi.bit_length(), (-lo).bit_length() if lo < 0 else 0)
+            n = min(max(hi.bit_length(), (-lo).bit_length() if lo < 0 else 0), m.size())
             if n == 0:
-                return z3.BitVecVal(0, W)
-            return z3.Sum([z3.ZeroExt(W - 1, z3.Extract(i, i, m)) for i in range(n)])
+                return z3.BitVecVal(0, w)
+            return self._fit(z3.ZeroExt(1, self._count_bits([z3.Extract(i, i, m) for i in range(n)])), w)
         p = _page_count(t)
         if p is not None:
-            n = self.as_bv(v(p))
-            lo, _ = self._ivl_of(p)
-            shifted = z3.BitVecVal(1, W) << n
-            return z3.If(n >= 0, shifted, z3.BitVecVal(0, W)) if lo < 0 else shifted
+            return self._page(self._nbv(p), self._ivl_of(p), w)
         if op == "first":
-            return self._first(t)
+            return self._first(t, w)
         if op == "nth":
-            return self._nth(t)
-        a, b = self.as_bv(v(args[0])), self.as_bv(v(args[1]))
-        if op == "add":
-            return a + b
-        if op == "sub":
-            return a - b
-        if op == "mul":
-            return a * b
-        if op == "bitand":
-            return a & b
-        if op == "bitor":
-            return a | b
-        if op == "bitxor":
-            return a ^ b
+            return self._nth(t, w)
+        if op in ("add", "sub", "mul", "bitand", "bitor", "bitxor"):
+            a, b = self._nbv(args[0], w), self._nbv(args[1], w)
+            if op == "add":
+                return a + b
+            if op == "sub":
+                return a - b
+            if op == "mul":
+                return a * b
+            return a & b if op == "bitand" else a | b if op == "bitor" else a ^ b
+        a, b = self._nbv(args[0], W), self._nbv(args[1], W)
         if op in ("div", "mod"):
             # (a zero divisor is a spec error recorded by the tracer: the value does not matter)
             mod = a % b  # bvsmod: the sign of the divisor, as Python's %
-            return mod if op == "mod" else (a - mod) / b
+            return self._fit(mod if op == "mod" else (a - mod) / b, w)
         if op in ("shl", "shr"):
-            return a << b if op == "shl" else a >> b  # >>: arithmetic, as Python's
+            return self._fit(a << b if op == "shl" else a >> b, w)  # >>: arithmetic, as Python's
         raise _unsupported(t)
 
-    def _mask_positions(self, arg: Any) -> int:
+    def _count_bits(self, bits: list[Any]) -> Any:
+        """How many of the 1-bit vectors `bits` are 1, as an unsigned bit-vector just wide
+        enough for len(bits) (NOTE(narrow-counts)); at least one bit wide."""
+        cw = max(1, len(bits).bit_length())
+        if not bits:
+            return z3.BitVecVal(0, cw)
+        wide = [z3.ZeroExt(cw - 1, b) if cw > 1 else b for b in bits]
+        return wide[0] if len(wide) == 1 else z3.Sum(wide)
+
+    def _page(self, n: Any, ivl: Interval, w: int) -> Any:
+        """page(n) = {n} for n >= 0, the empty set for n < 0, as a mask of width w: bit i is
+        the condition n == i, for the positions i that n can take (NOTE(narrow-counts))."""
+        lo, hi = ivl
+        top = min(hi, w - 1)
+        if top < max(lo, 0):
+            return z3.BitVecVal(0, w)
+        one, zero = z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)
+        bits = [z3.If(n == z3.BitVecVal(i, n.size()), one, zero) if max(lo, 0) <= i else zero
+                for i in range(top + 1)]
+        out = bits[0] if len(bits) == 1 else z3.Concat(*reversed(bits))
+        return z3.ZeroExt(w - out.size(), out) if out.size() < w else out
+
+    def _mask(self, arg: Any) -> tuple[Any, int]:
+        """A page set's bits as a bit-vector, and how many of its low bits can be set: those
+        below its interval's top for a set that cannot be negative, else W (as two's complement
+        at W, where a negative set's bits above its width repeat its sign)."""
         bits = _mask_bits(self._ivl_of(arg))
-        return self.W if bits is None else min(bits, self.W)
+        m = self._nbv(arg)
+        if bits is None:
+            return self._fit(m, self.W), self.W
+        size = min(bits, self.W)
+        return self._fit(m, max(m.size(), size)), size
 
     def _prefix_counts(self, m: Any, n: int) -> tuple[list[Any], list[Any]]:
-        """The bits of m below n as conditions, and how many of them are set below each."""
+        """The bits of m below n as conditions, and how many of them are set below each, as
+        non-negative bit-vectors just wide enough (NOTE(narrow-counts)), one sign bit included."""
         bits = [z3.Extract(i, i, m) == 1 for i in range(n)]
-        counts = [z3.BitVecVal(0, self.W)]
+        cw = max(1, n.bit_length()) + 1
+        one, zero = z3.BitVecVal(1, cw), z3.BitVecVal(0, cw)
+        counts = [zero]
         for b in bits[:-1] if bits else []:
-            counts.append(counts[-1] + z3.If(b, z3.BitVecVal(1, self.W), z3.BitVecVal(0, self.W)))
+            counts.append(counts[-1] + z3.If(b, one, zero))
         return bits, counts
 
-    def _first(self, t: Term) -> Any:
-        m, n = self.as_bv(self.val(t.args[0])), self.as_bv(self.val(t.args[1]))
-        size = self._mask_positions(t.args[0])
+    def _first(self, t: Term, w: int) -> Any:
+        m, size = self._mask(t.args[0])
         if size == 0:
-            return z3.BitVecVal(0, self.W)
+            return z3.BitVecVal(0, w)
+        n = self._nbv(t.args[1])
         bits, counts = self._prefix_counts(m, size)
-        keep = [z3.If(z3.And(bits[i], counts[i] < n), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for i in range(size)]
+        cmp = max(n.size(), counts[0].size())
+        n = self._fit(n, cmp)
+        keep = [z3.If(z3.And(bits[i], self._fit(counts[i], cmp) < n), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
+                for i in range(size)]
         out = keep[0] if size == 1 else z3.Concat(*reversed(keep))
-        return z3.ZeroExt(self.W - size, out) if size < self.W else out
+        # (the n lowest bits of a set: never more than its interval's top, which fits w)
+        return z3.ZeroExt(w - size, out) if size < w else z3.Extract(w - 1, 0, out)
 
-    def _nth(self, t: Term) -> Any:
-        m, j = self.as_bv(self.val(t.args[0])), self.as_bv(self.val(t.args[1]))
-        out = z3.BitVecVal(int(t.args[2]), self.W)
-        size = self._mask_positions(t.args[0])
+    def _nth(self, t: Term, w: int) -> Any:
+        m, size = self._mask(t.args[0])
+        j = self._nbv(t.args[1])
+        jlo, jhi = self._ivl_of(t.args[1])
+        out = z3.BitVecVal(int(t.args[2]), w)
         bits, counts = self._prefix_counts(m, size)
+        cmp = max(j.size(), counts[0].size())
+        jj = self._fit(j, cmp)
+        ones = self._ones(t.args[0]) if jlo == jhi else None
         for i in reversed(range(size)):
-            out = z3.If(z3.And(bits[i], counts[i] == j), z3.BitVecVal(i, self.W), out)
+            if jlo <= i and jhi >= 0:  # (the count below bit i is 0..i: j can be it)
+                below = (self._exactly(ones, i, jlo) if ones is not None  # NOTE(unary-counts)
+                         else self._fit(counts[i], cmp) == jj)
+                out = z3.If(z3.And(bits[i], below), z3.BitVecVal(i, w), out)
         return out
+
+    # NOTE(unary-counts): the kernel's LIFO free list compares counts of a page set with
+    # constants: free() tests count(pages) > j and reads old[j - count(pages)] for each
+    # position j, and nth(pages, j) asks whether exactly j pages lie below page i. As sums in
+    # binary, each such test is an adder and a comparator (and z3's simplifier, solving
+    # `j - count == i` for one bit of the sum, copies the adder into every test). Here a page
+    # set's counts are also kept in unary, once per set: ones[i][c] is the condition "at least
+    # c of the bits below i are set", by the recurrence ones[i+1][c] = ones[i][c] or (bit i and
+    # ones[i][c-1]) (i * (i + 1) / 2 gates); a comparison of the count with a constant is one
+    # of those conditions, or two. Only for sets whose interval is non-negative (their bits
+    # are all there is), only where the other side is a constant, and only for sets of at
+    # most UNARY_PAGES bits (i * (i + 1) / 2 gates: half a million for a pool of 1,000 pages):
+    # the binary sum stays the value everywhere else.
+
+    def _ones(self, mask: Any) -> list[list[Any]] | None:
+        """The unary prefix counts of a page set (NOTE(unary-counts)), or None when the set
+        is a constant or can be negative."""
+        if not isinstance(mask, Term) or self._ivl_of(mask)[0] < 0:
+            return None
+        got = self._unary.get(id(mask))
+        if got is None:
+            m, size = self._mask(mask)
+            if size > UNARY_PAGES:
+                return None
+            rows: list[list[Any]] = [[z3.BoolVal(True)]]
+            for i in range(size):
+                bit, prev = z3.Extract(i, i, m) == 1, rows[-1]
+                row = [z3.BoolVal(True)]
+                for c in range(1, i + 2):
+                    carry = bit if c == 1 else z3.And(bit, prev[c - 1])
+                    row.append(z3.Or(prev[c], carry) if c <= i else carry)
+                rows.append(row)
+            got = self._unary[id(mask)] = rows
+        return got
+
+    @staticmethod
+    def _at_least(ones: list[list[Any]], i: int, c: int) -> Any:
+        """At least c of the bits below i are set."""
+        return z3.BoolVal(True) if c <= 0 else z3.BoolVal(False) if c > i else ones[i][c]
+
+    def _exactly(self, ones: list[list[Any]], i: int, c: int) -> Any:
+        """Exactly c of the bits below i are set."""
+        if c < 0 or c > i:
+            return z3.BoolVal(False)
+        if c == i:
+            return self._at_least(ones, i, c)
+        return z3.And(self._at_least(ones, i, c), z3.Not(self._at_least(ones, i, c + 1)))
+
+    def _count_is(self, mask: Any, c: int) -> Any:
+        """count(mask) == c, for a set with unary counts."""
+        ones = self._ones(mask)
+        assert ones is not None
+        return self._exactly(ones, len(ones) - 1, c)
+
+    def _constant(self, a: Any) -> int | None:
+        """The one value a node can take, if its interval has one."""
+        lo, hi = self._ivl_of(a)
+        return lo if lo == hi and not (isinstance(a, Term) and a.sort == BOOL) else None
+
+    def _count_affine(self, a: Any) -> tuple[Term, int, int] | None:
+        """(mask, sign, offset) when a = sign * count(mask) + offset for a set with unary
+        counts and a constant offset (NOTE(unary-counts)), else None."""
+        if not isinstance(a, Term):
+            return None
+        if a.op == "popcount":
+            return (a.args[0], 1, 0) if self._ones(a.args[0]) is not None else None
+        if a.op not in ("add", "sub"):
+            return None
+        x, y = a.args
+        for count, other, sign in ((x, y, 1), (y, x, -1 if a.op == "sub" else 1)):
+            if isinstance(count, Term) and count.op == "popcount" and self._ones(count.args[0]) is not None:
+                c = self._constant(other)
+                if c is not None:
+                    if sign == 1 and a.op == "sub":  # count - c
+                        return count.args[0], 1, -c
+                    return count.args[0], sign, c
+        return None
+
+    def _count_compare(self, op: str, a: Any, b: Any) -> Any:
+        """A comparison of count(mask) with a constant, in unary (NOTE(unary-counts)), or None."""
+        flip = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+        if isinstance(b, Term) and b.op == "popcount" and not (isinstance(a, Term) and a.op == "popcount"):
+            a, b, op = b, a, flip[op]
+        if not (isinstance(a, Term) and a.op == "popcount"):
+            return None
+        c = self._constant(b)
+        ones = self._ones(a.args[0])
+        if c is None or ones is None:
+            return None
+        n = len(ones) - 1
+        if op == "eq":
+            return self._exactly(ones, n, c)
+        if op == "ne":
+            return z3.Not(self._exactly(ones, n, c))
+        at_least = {"ge": c, "gt": c + 1, "lt": c, "le": c + 1}[op]
+        e = self._at_least(ones, n, at_least)
+        return e if op in ("ge", "gt") else z3.Not(e)
 
     # -- bindings and the transition relation -------------------------------------------------
 
