@@ -168,10 +168,6 @@ def test_symmetry_never_changes_the_verdict_on_the_batch_test_specs(spec):
     """Same verdict, property and shortest length with and without symmetry, with and without
     each spec's fix; complete runs stand for the unreduced count."""
     path = _batch_spec(spec)
-    if batch.wide_pools(model_for(path)):  # (NOTE(wide-pages): symmetry reads one column a position)
-        with pytest.raises(UsageError, match="--symmetry keeps a page set in one 64-bit integer"):
-            batch.check(model_for(path), symmetry=True)
-        return
     if any(p.shared for p in model_for(path).pools.values()):
         # a shared pool's holders are bit fields per request, which symmetry does not permute:
         # it refuses the spec rather than reduce it unsoundly

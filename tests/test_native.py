@@ -289,15 +289,13 @@ def test_no_compiler_is_a_clear_error(monkeypatch):
         native.check(model_for("sglang_pd", params={"requests": 1}))
 
 
-def test_a_pool_of_over_1024_pages_is_refused_with_the_reason_and_symmetry_over_63(tmp_path):
+def test_a_pool_of_over_1024_pages_is_refused_with_the_reason(tmp_path):
     spec = Path(tmp_path) / "big.py"
     spec.write_text("from ownership import Request, Spec, action, param, pool\n\n\nclass Big(Spec):\n    requests = 1\n"
                     "    pages = param(1025, 'pages')\n    kv = pool(pages)\n\n    @action\n"
                     "    def go(self, s, r: Request):\n        s.alloc('kv', r, 1)\n")
     with pytest.raises(UsageError, match="1025 pages"):
         native.check(model_for(str(spec)))
-    with pytest.raises(UsageError, match="--symmetry keeps a page set in one 64-bit integer"):
-        native.check(model_for(str(spec), params={"pages": 65}), symmetry=True)
 
 
 _BORN_BAD = """

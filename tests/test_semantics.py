@@ -140,11 +140,33 @@ def test_values_past_int64_are_the_concrete_interpreters_in_every_engine(name, p
     if not batch.wide_pools(model):  # (a value too wide: the per-state search, in Python's integers)
         assert "may not fit a 64-bit integer" in batch.Expander(model, False).bm.unsupported
         assert _outcome(lambda: native.check(model)) == ("violated", prop, 1)
-    else:  # (a 64-page pool: page sets in limbs, NOTE(wide-pages); the partitioned search refuses them)
-        for engine in (batch.check, native.check):
+    else:  # (a 64-page pool: page sets in limbs, NOTE(wide-pages), in the partitioned search too)
+        for engine in (batch.check, native.check, partitioned.check):
             assert _outcome(lambda e=engine: e(model)) == ("violated", prop, 1)
-        with pytest.raises(UsageError, match=r"pool kv \(64 pages\)"):
-            partitioned.check(model)
+
+
+def test_terms_nested_thousands_deep_are_the_concrete_interpreters_in_every_engine():
+    """NOTE(no-recursion): a sum of 3,000 terms in every engine, and a page set of a 1,000-page
+    pool chained one `|` a page in the searches that take it: violated at step 1, as the
+    concrete interpreter says (the batch and native engines passed Python's recursion limit)."""
+    from ownership.engines import native
+
+    model = model_for(_path("deep_sum.py"))
+    answers = {
+        "per-state": _outcome(lambda: explicit.check(model)),
+        "default": _outcome(lambda: check(_path("deep_sum.py"))),
+        "batch": _outcome(lambda: batch.check(model)),
+        "native": _outcome(lambda: native.check(model)),
+        "bmc": _outcome(lambda: bmc.check(model, max_depth=3)),
+        "prove": _outcome(lambda: bmc.prove(model, k=2)),
+        "fuzz": _outcome(lambda: fuzz.check(model, runs=5, steps=3, profile="ci", database=None)),
+    }
+    assert set(answers.values()) == {("violated", "below-3000", 1)}, answers
+    model = model_for(_path("deep_page_set.py"))
+    answers = {name: _outcome(lambda e=engine: e(model)) for name, engine in
+               [("per-state", explicit.check), ("batch", batch.check), ("native", native.check),
+                ("partitioned", partitioned.check)]}
+    assert set(answers.values()) == {("violated", "not-all", 1)}, answers
 
 
 def test_liveness_over_a_64_page_pool_is_judged_on_the_concrete_page_sets():

@@ -102,14 +102,6 @@ def wide_pools(model: Model) -> list[str]:
     return [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
 
 
-def refuse_wide(model: Model, what: str) -> None:
-    """A UsageError naming the wide pools, for what does not take them yet (NOTE(wide-pages))."""
-    wide = wide_pools(model)
-    if wide:
-        raise UsageError(f"{what} keeps a page set in one 64-bit integer, at most {MAX_POOL_PAGES} pages a pool,"
-                         f" and pool {', '.join(wide)} has more; check it without {what}")
-
-
 # --------------------------------------------------------------------------- hashing and the table
 
 
@@ -477,8 +469,6 @@ def check(
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     if not 1 <= block <= 1 << 16:
         raise UsageError(f"block {block}: must be 1..65536 rows")
-    if symmetry:
-        refuse_wide(model, "--symmetry")
     start_time = time.monotonic()
     exp = Expander(model, symmetry)
     if exp.bm.unsupported is not None:

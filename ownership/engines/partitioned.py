@@ -57,7 +57,6 @@ from .batch import (
     actual_run,
     raise_state_error,
     raise_step_error,
-    refuse_wide,
     row_hash,
     supports,
 )
@@ -477,7 +476,6 @@ def check(model: Model, *, recipe: Recipe | None = None, ray: Any = None, parts:
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; the partitioned search needs the batch engine")
-    refuse_wide(model, "the partitioned search (--ray, --checkpoint)")  # NOTE(wide-pages)
     max_seconds = parse_seconds(max_seconds)
     if parts < 1:
         raise UsageError(f"{parts} workers: a partitioned search needs at least 1")

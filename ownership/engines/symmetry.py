@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..interpret.batch import BatchModel, Graph, Layout
+from ..interpret.batch import BatchModel, Graph, Layout, limb_plan
 from ..lang.declare import RequestDomain
 from ..lang.model import Model
 
@@ -52,6 +52,39 @@ def position_map(model: Model, perm: tuple[int, ...]) -> list[int]:
         if s.shape == "request":
             for i in range(1, s.length + 1):
                 out[s.offset + i - 1] = s.offset + perm[i - 1] - 1
+    return out
+
+
+# NOTE(wide-symmetry): a page set of a pool of more than 62 pages is several columns of the
+# unpacked matrix (limb 0 at its position's row, the others after model.width: NOTE(wide-pages)
+# in ownership.interpret.batch). Renaming requests moves a position with all of its columns:
+# limb k of request i's element of a per-request slot goes to limb k of request π(i)'s, so the
+# check, the canonical form and the reference read columns (`column_map`), never positions
+# alone; a request id is never wide. With one column a position, columns are positions.
+
+
+def column_map(model: Model, perm: tuple[int, ...], cols: list[tuple[int, ...]] | None = None) -> list[int]:
+    """`position_map` over the columns of the unpacked matrix (NOTE(wide-symmetry)): where each
+    column goes under π, a wide position's limbs with it."""
+    cols = limb_plan(model)[1] if cols is None else cols
+    pos = position_map(model, perm)
+    out = list(range(max([model.width] + [c[-1] + 1 for c in cols])))
+    for i, c in enumerate(cols):
+        to = cols[pos[i]]
+        if len(to) != len(c):
+            raise AssertionError("a position and its renaming have different limbs")
+        for k, col in enumerate(c):
+            out[col] = to[k]
+    return out
+
+
+def _request_valued_columns(model: Model, cols: list[tuple[int, ...]]) -> list[bool]:
+    """Per column of the unpacked matrix: does it hold a request id (a wide page set's limbs
+    never do)?"""
+    req = _request_valued(model)
+    out = [False] * max([model.width] + [c[-1] + 1 for c in cols])
+    for i, c in enumerate(cols):
+        out[c[0]] = req[i]
     return out
 
 
@@ -112,8 +145,10 @@ class _Canon:
         self.g = graph
         self.model = model
         self.perm = perm
-        self.pos = position_map(model, perm)
-        self.req = _request_valued(model)
+        # (by column: a wide page set's limbs move with it, NOTE(wide-symmetry))
+        self.pos = column_map(model, perm, graph.cols)
+        self.req = _request_valued_columns(model, graph.cols)
+        self.owner = {col: i for i, c in enumerate(graph.cols) for col in c}
         self.table = table
         self.memo: dict[tuple[int, bool], int] = {}
         self.is_req_memo: dict[int, bool] = {}
@@ -124,7 +159,8 @@ class _Canon:
             got = self.table[key] = len(self.table)
         return got
 
-    def _slot(self, i: int) -> str:
+    def _slot(self, col: int) -> str:
+        i = self.owner.get(col, col)
         for s in self.model.slots:
             if s.offset <= i < s.offset + s.length:
                 return s.name
@@ -209,9 +245,6 @@ class _Canon:
 def require_symmetric(model: Model, bm: BatchModel) -> None:
     """Refuse --symmetry (a UsageError with the reason) for a spec whose requests are not
     interchangeable; a single request has nothing to rename."""
-    from .batch import refuse_wide
-
-    refuse_wide(model, "--symmetry")  # (NOTE(wide-pages): its signatures read one column a position)
     if model.requests < 2:
         return
     problem = equivariance_problem(model, bm)
@@ -233,18 +266,20 @@ def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
     table: dict[Any, int] = {}
     ident = tuple(range(1, model.requests + 1))
     base = _Canon(g, model, ident, table)
-    req = _request_valued(model)
+    req = base.req
 
     def summary(c: _Canon, b: int) -> Any:
         tr = traced.actions[b]
         guard = tuple(sorted({c.of(g.term(x)) for x in tr.guard}))
         writes = {}
+        # (by column: a wide page set's write is one per limb, as the batch model compiles it;
+        # NOTE(wide-symmetry))
         for i, w in tr.writes.items():
-            n = g.term(w)
-            node = g.nodes[n]
-            if node.op == "var" and node.value == i:
-                continue
-            writes[c.pos[i]] = c.of(n, req[i])
+            for col, n in g.write_nodes(i, w):
+                node = g.nodes[n]
+                if node.op == "var" and node.value == col:
+                    continue
+                writes[c.pos[col]] = c.of(n, req[col])
         flags = tuple(sorted((p, c.of(g.term(x))) for p, x, _ in tr.flags))
         # the spec errors it can raise, each under the guards before it (issue 11: a spec where
         # only r1 can raise one is not symmetric)
@@ -313,9 +348,15 @@ class Canonicaliser:
         sig: list[tuple[int, int, int]] = []  # (slot offset, lo, bits)
         used = 0
         complete = True
+        cols = layout.cols
         for s in model.slots:
             if s.shape != "request" or isinstance(s.domain, RequestDomain):
                 complete &= not (s.shape == "request" and isinstance(s.domain, RequestDomain))
+                continue
+            if s.length and len(cols[s.offset]) > 1:
+                # a wide page set (NOTE(wide-symmetry)): not in the signature, which reads one
+                # column a position; leaving a request's own data out only breaks fewer ties
+                complete = False
                 continue
             bits = max(0, (s.hi - s.lo).bit_length())
             if bits == 0:
@@ -335,11 +376,23 @@ class Canonicaliser:
         self.complete = complete
         self.req_rows = np.array([i for i in range(model.width) if req[i]], dtype=np.int64)
         top = max([s.hi for s in model.slots if isinstance(s.domain, RequestDomain)] + [R + 1])
-        #: the positions of the per-request slots, a slot's R elements together (for renaming
-        #: every row by its own ordering at once: NOTE(sorted-orderings))
-        self.moved = np.array([s.offset + r for s in model.slots if s.shape == "request" for r in range(s.length)],
-                              dtype=np.int64)
-        self.slot_starts = np.array([s.offset for s in model.slots if s.shape == "request"], dtype=np.int64)
+        #: the columns that renaming permutes, R at a time (groups[g, r]: request r + 1's
+        #: column of group g): per per-request slot, its elements' own columns, then for a wide
+        #: page set (NOTE(wide-symmetry)) the columns of each further limb of its elements (for
+        #: renaming every row by its own ordering at once: NOTE(sorted-orderings))
+        groups = []
+        for s in model.slots:
+            if s.shape != "request":
+                continue
+            if s.length != R:
+                raise AssertionError(f"per-request slot {s.name} has {s.length} elements for {R} requests")
+            for k in range(len(cols[s.offset]) if s.length else 0):
+                groups.append([cols[s.offset + r][k] for r in range(R)])
+        self.groups = np.array(groups, dtype=np.int64).reshape(len(groups), R)
+        #: the columns of the groups, a group's R together
+        self.moved = self.groups.ravel()
+        #: whether each group is R consecutive columns (every group, without wide page sets)
+        self.consecutive = bool((np.diff(self.groups, axis=1) == 1).all())
         self.top = top
         self._ties: dict[int, list[tuple[int, ...]]] = {}
         #: per tie pattern: how many orderings sort such signatures (the product of the
@@ -438,8 +491,12 @@ class Canonicaliser:
         Y = X.copy()
         col = np.arange(n, dtype=np.int64)
         if self.moved.size:
-            at = ords * n + col  # (R x n): where request j + 1's element comes from, in a slot's rows
-            Y[self.moved] = X.ravel().take(self.slot_starts[:, None, None] * n + at[None]).reshape(-1, n)
+            if self.consecutive:  # (the columns of group g are groups[g, 0] + r)
+                at = ords * n + col  # (R x n): where request j + 1's element comes from, in a slot's rows
+                src = self.groups[:, :1, None] * n + at[None]
+            else:  # (a wide page set's limbs: NOTE(wide-symmetry))
+                src = self.groups[:, ords] * n + col
+            Y[self.moved] = X.ravel().take(src).reshape(-1, n)
         if self.req_rows.size:
             table = np.repeat(np.arange(self.top + 1, dtype=X.dtype)[:, None], n, axis=1)
             table[1 + ords, col] = np.arange(1, R + 1, dtype=X.dtype)[:, None]
@@ -458,9 +515,9 @@ class Canonicaliser:
             perm = [0] * R
             for j, r in enumerate(rho, start=1):
                 perm[r - 1] = j
-            pos = position_map(model, tuple(perm))
-            src = [0] * model.width
-            for i in range(model.width):
+            pos = column_map(model, tuple(perm), self.layout.cols)  # (NOTE(wide-symmetry))
+            src = [0] * len(pos)
+            for i in range(len(pos)):
                 src[pos[i]] = i
             lut = np.arange(self.top + 1, dtype=np.int64)
             for r in range(1, R + 1):

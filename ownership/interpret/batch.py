@@ -526,6 +526,7 @@ class Graph:
         self._index: dict[tuple[Any, ...], int] = {}
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []  # the terms memoised by id(), kept alive
+        self._warming = False  # inside _warm (NOTE(no-recursion))
         #: a term (or a named value) whose integer values may not fit int64 (None: every
         #: value fits: NOTE(int64-exact))
         self.too_wide: Term | str | None = None
@@ -577,6 +578,41 @@ class Graph:
         self._index[key] = len(self.nodes) - 1
         return len(self.nodes) - 1
 
+    def _warm(self, root: Term) -> None:
+        """NOTE(no-recursion): make the nodes (or limbs) of root's subterms children first,
+        without recursion, so that `term` and `limbs` on root then recurse one level at most.
+        A kernel operation over a pool chains one `|` a page (a free list of 1,000 pages was
+        nested 1,000 deep), and a spec's loop may chain thousands of `+`: recursing down such a
+        chain passed Python's recursion limit (an internal error, exit 4). A page set is made
+        into limbs, anything else into a node, as the caller up the chain would ask for it."""
+        order: list[Term] = []
+        seen: set[int] = set()
+        stack: list[tuple[Any, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if isinstance(node, (tuple, list)):
+                stack.extend((c, False) for c in reversed(node))
+                continue
+            if not isinstance(node, Term):
+                continue
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen or id(node) in self._memo or id(node) in self._limb_memo:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((a, False) for a in reversed(node.args))
+        self._warming = True
+        try:
+            for u in order[:-1]:  # (root itself: the caller's)
+                if self.K > 1 and self.is_pages(u):
+                    self.limbs(u)
+                else:
+                    self.term(u)
+        finally:
+            self._warming = False
+
     def term(self, t: Any) -> int:
         """The node of a traced term (or Python constant)."""
         if not isinstance(t, Term):
@@ -584,6 +620,8 @@ class Graph:
         got = self._memo.get(id(t))
         if got is not None:
             return got
+        if not self._warming:
+            self._warm(t)
         if self.K > 1 and self._wide_consumer(t):
             n = self._lowered(t)
         elif t.op == "var":
@@ -690,6 +728,8 @@ class Graph:
         got = self._limb_memo.get(id(t))
         if got is not None:
             return got
+        if not self._warming:
+            self._warm(t)
         op, a, K = t.op, t.args, self.K
         zero = self.const(0)
         out: tuple[int, ...]
@@ -744,6 +784,8 @@ class Graph:
     def write_nodes(self, i: int, t: Any) -> list[tuple[int, int]]:
         """The (column, node) writes of a value written to state position i: one, or a wide
         page set's limbs (NOTE(wide-pages))."""
+        if self.K > 1 and isinstance(t, Term) and not self._warming:
+            self._warm(t)  # (is_pages recurses too: NOTE(no-recursion))
         if self.K == 1 or not self.is_pages(t):
             return [(i, self.term(t))]
         x = self.limbs(t)

@@ -220,16 +220,15 @@ def _canon_source(canon: Any, lay: Any) -> list[str]:
     out.append("    for (int v = 0; v <= TOP; v++) lab[v] = v;")
     out.append("    for (int j = 0; j < REQUESTS; j++) lab[1 + ord[j]] = j + 1;")
     where = {}
-    for g, group in enumerate([int(x) for x in row] for row in canon.groups):
+    # each group of columns that renaming permutes (a per-request slot's elements, or one limb
+    # of a wide one's: NOTE(wide-symmetry) of the symmetry module) is evenly spaced
+    for group in ([int(x) for x in row] for row in canon.groups):
         step = group[1] - group[0] if R > 1 else 1
-        if all(group[r] == group[0] + r * step for r in range(R)):  # (a slot's elements, or a limb of them)
-            at = "" if step == 1 else f"{step} * "
-            for j in range(R):
-                where[group[j]] = f"X[{group[0]} + {at}ord[{j}]]"
-        else:  # (columns in no arithmetic order: a table)
-            out.append(f"static const int GROUP{g}[REQUESTS] = {{{', '.join(map(str, group))}}};")
-            for j in range(R):
-                where[group[j]] = f"X[GROUP{g}[ord[{j}]]]"
+        if step < 1 or any(group[r] != group[0] + r * step for r in range(R)):
+            raise AssertionError(f"the columns {group} of a per-request slot are not evenly spaced")
+        at = "" if step == 1 else f"{step} * "
+        for j in range(R):
+            where[group[j]] = f"X[{group[0]} + {at}ord[{j}]]"
     keep = [(1 << 64) - 1] * lay.words
     pieces: dict[int, list[str]] = {}
     for i in changed:
