@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .errors import EventLogError
-from .trace import Step, Trace, Violation
+from .trace import Step, Trace, Violation, unique_keys
 
 #: The events a log may hold.
 EVENTS = ("alloc", "share", "free", "write", "send", "land", "read", "finish")
@@ -185,9 +185,11 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
     if not text.strip():
         return None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=lambda pairs: unique_keys(pairs, EventLogError))
     except RecursionError:
         raise EventLogError(f"{where}: nested too deeply to be an event") from None
+    except EventLogError as e:
+        raise EventLogError(f"{where}: {e}") from None
     except ValueError as e:
         raise EventLogError(f"{where}: not JSON ({str(e)[:80]}); each line is one event object,"
                             ' e.g. {"event": "alloc", "node": "decode", "request": "r1", "pages": [3]}') from None

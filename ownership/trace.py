@@ -434,13 +434,25 @@ def _json_constant(name: str) -> Any:
     raise TraceFormatError(f"{name} is not a JSON value (ITF numbers are integers)")
 
 
+def unique_keys(pairs: list[tuple[str, Any]], error: type[Exception] = TraceFormatError) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key it names twice (json.loads keeps the last one
+    silently: a trace with two "decode_pool" keys was read as the second)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise error(f"the key {json.dumps(twice)[:80]} appears twice in one object; give each key once")
+    return out
+
+
 def parse_json(text: str, where: str = "trace") -> Any:
     """JSON text as Python values; TraceFormatError for anything that is not JSON, for NaN and
     Infinity, for an integer of over MAX_DIGITS digits, and for nesting deeper than the parser
     can go (json.loads recurses: RecursionError is caught here, and from_itf then refuses
     anything deeper than MAX_DEPTH)."""
     try:
-        return json.loads(text.removeprefix("\ufeff"), parse_int=_json_int, parse_constant=_json_constant)
+        return json.loads(text.removeprefix("\ufeff"), parse_int=_json_int, parse_constant=_json_constant,
+                          object_pairs_hook=unique_keys)
     except json.JSONDecodeError as e:
         raise TraceFormatError(f"{where}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:

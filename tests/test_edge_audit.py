@@ -202,3 +202,36 @@ def test_ctrl_c_while_the_command_line_is_parsed_is_not_exit_1(monkeypatch):
     monkeypatch.setattr(click.Command, "parse_args", interrupted)
     run = run_cli("check", "sglang_pd")
     assert run.code == 3 and run.err.strip() == "interrupted", (run.code, run.err)
+
+
+# --------------------------------------------------------------------------- duplicated keys
+
+
+@pytest.mark.parametrize("command", ["show", "replay"])
+def test_a_trace_naming_a_key_twice_is_refused_with_the_key(tmp_path, command):
+    """json.loads keeps the last of two equal keys: a trace with "decode_pool": 4 then 6 was
+    read as 6, silently. Now bad input naming the key."""
+    text = Path(TRACE).read_text()
+    doc = json.loads(text)
+    assert "#meta" in doc
+    twice = text.replace('"#meta": {', '"#meta": {"format": "twice", ', 1).replace('"#meta": {', '"#meta": {"format": "ITF", ', 1)
+    assert twice.count('"format"') >= 2
+    path = tmp_path / "twice.itf.json"
+    path.write_text(twice)
+    run = run_cli(command, str(path))
+    one_error_line(run, '"format" appears twice', str(path))
+
+
+def test_an_event_naming_a_key_twice_is_refused_with_the_key_and_line(tmp_path):
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"event": "alloc", "node": "decode", "request": "r1", "pages": [3]}\n'
+                      '{"event": "free", "node": "decode", "request": "r1", "pages": [3], "pages": [4]}\n')
+    run = run_cli("monitor", str(events))
+    one_error_line(run, f"{events}:2", '"pages" appears twice')
+
+
+@pytest.mark.parametrize("value", ["\u0663", "\uff18", "--4", "1e3"])
+def test_a_parameter_in_other_digits_than_0_to_9_is_refused(value):
+    """int() reads other scripts' digits ("\u0663" is 3): a parameter is written in 0-9."""
+    run = run_cli("check", "sglang_pd", "--param", f"decode_pool={value}")
+    one_error_line(run, "is not an integer", "0-9")

@@ -488,10 +488,12 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=8")
-        try:
-            out[name.strip()] = int(value.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise UsageError(f"--param {pair!r}: {value!r} is not an integer") from None
+        digits = value.strip().replace("_", "").replace(",", "")
+        if not (digits.lstrip("+-").isascii() and digits.lstrip("+-").isdigit() and len(digits) - len(digits.lstrip("+-")) <= 1):
+            # (int() also reads other scripts' digits: "٣" was taken as 3)
+            raise UsageError(f"--param {pair!r}: {value!r} is not an integer: write it in the digits 0-9,"
+                             " e.g. --param decode_pool=8")
+        out[name.strip()] = int(digits)
     return out
 
 
