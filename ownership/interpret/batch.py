@@ -45,7 +45,7 @@ import numpy as np
 
 from ..lang.model import Model
 from ..lang.values import PYTHON, bit_of
-from .symbolic import BOOL, INT, PAGES, Term, trace_model
+from .symbolic import BOOL, INT, PAGES, Term, postorder, trace_model
 
 #: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
 #: the concrete interpreter's Python integers are (NOTE(int64-exact)): pages 0..size, since a
@@ -585,24 +585,7 @@ class Graph:
         nested 1,000 deep), and a spec's loop may chain thousands of `+`: recursing down such a
         chain passed Python's recursion limit (an internal error, exit 4). A page set is made
         into limbs, anything else into a node, as the caller up the chain would ask for it."""
-        order: list[Term] = []
-        seen: set[int] = set()
-        stack: list[tuple[Any, bool]] = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            if isinstance(node, (tuple, list)):
-                stack.extend((c, False) for c in reversed(node))
-                continue
-            if not isinstance(node, Term):
-                continue
-            if done:
-                order.append(node)
-                continue
-            if id(node) in seen or id(node) in self._memo or id(node) in self._limb_memo:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((a, False) for a in reversed(node.args))
+        order = postorder(root, lambda t: id(t) in self._memo or id(t) in self._limb_memo)
         self._warming = True
         try:
             for u in order[:-1]:  # (root itself: the caller's)

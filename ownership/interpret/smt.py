@@ -49,7 +49,7 @@ import z3
 from ..errors import SpecError, UsageError
 from ..lang.model import Model, SlotInfo
 from ..lang.spec import Spec, did_you_mean
-from .symbolic import BOOL, INT, Term, TracedModel, state_property_graphs, trace_model
+from .symbolic import BOOL, INT, Term, TracedModel, postorder, state_property_graphs, trace_model
 
 #: The pseudo-property of a step that the concrete interpreter would refuse with a SpecError
 #: (a value outside its slot's domain, division by zero, a negative shift count).
@@ -75,25 +75,7 @@ FOOTPRINT_RLIMIT = 5_000_000
 def _postorder(roots: Iterable[Any]) -> list[Term]:
     """Every Term reachable from `roots`, children before parents, each once (no recursion:
     kernel graphs chain one `|` per page and would overflow Python's stack on big pools)."""
-    out: list[Term] = []
-    seen: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(r, False) for r in reversed(list(roots))]
-    while stack:
-        node, done = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend((c, False) for c in reversed(node))
-            continue
-        if not isinstance(node, Term):
-            continue
-        if done:
-            out.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((a, False) for a in reversed(node.args))
-    return out
+    return postorder(list(roots))
 
 
 Interval = tuple[int, int]

@@ -393,3 +393,29 @@ def trace_model(model: Model) -> TracedModel:
         cached = TracedModel([trace_binding(model, b) for b in model.bindings], trace_properties(model))
         model._traced = cached  # type: ignore[attr-defined]
     return cached
+
+
+def postorder(roots: Any, known: Callable[[Term], bool] | None = None) -> list[Term]:
+    """Every Term reachable from `roots` (Terms, or lists and tuples of them), children before
+    parents, each once, without those `known` says are done and what lies below them only.
+    Without recursion: the kernel's graphs chain one `|` a page, and a spec's loop may chain
+    thousands of `+` (ownership.interpret.smt and NOTE(no-recursion) in ownership.interpret.batch)."""
+    out: list[Term] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(roots, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, (tuple, list)):
+            stack.extend((c, False) for c in reversed(node))
+            continue
+        if not isinstance(node, Term):
+            continue
+        if done:
+            out.append(node)
+            continue
+        if id(node) in seen or (known is not None and known(node)):
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((a, False) for a in reversed(node.args))
+    return out
