@@ -99,3 +99,30 @@ def one_error_line(run, *parts: str) -> str:
     for part in parts:
         assert part in lines[0], (part, lines[0])
     return lines[0]
+
+
+def check_canonical_on_orbits(model, bm, canon, rows) -> list[int]:
+    """Every row under every renaming of its requests, canonicalised: the representative and
+    stabiliser are the reference search's over every ordering that sorts the signatures
+    (by_every_ordering), one representative per row's renamings, the stabiliser the number of
+    renamings that fix the row. Returns that number per row (tests/test_symmetry.py,
+    tests/test_batch_wide.py)."""
+    import itertools
+
+    from ownership.engines.symmetry import apply_concrete
+
+    perms = list(itertools.permutations(range(1, model.requests + 1)))
+    fixed = [sum(apply_concrete(model, p, row) == row for p in perms) for row in rows]
+    variants = [apply_concrete(model, p, row) for row in rows for p in perms]
+    words = bm.layout.pack_rows(variants)
+    got, stab = canon.canonicalise(words)
+    X = bm.layout.unpack(words)
+    ref, ref_stab = canon.by_every_ordering(X, canon.signatures(X))
+    assert (got == ref).all() and (stab == ref_stab).all()
+    n = len(perms)
+    for i, row in enumerate(rows):
+        block = got[:, i * n:(i + 1) * n]
+        assert (block == block[:, :1]).all(), row
+        assert (stab[i * n:(i + 1) * n] == fixed[i]).all(), (row, fixed[i])
+        assert bm.layout.unpack_row(block, 0) in {apply_concrete(model, p, row) for p in perms}, row
+    return fixed
