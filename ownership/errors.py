@@ -1,4 +1,5 @@
-"""Every exception that ownership raises, in one place (one per kind of bad input or state).
+"""Every exception that ownership raises, in one place (one per kind of bad input or state),
+and `shorten`, which cuts a long value in their messages.
 
 The CLI turns any OwnershipError into one message on stderr and exit code 2; nothing here
 is ever shown as a traceback. A message says the offending value, the rule and the fix.
@@ -54,6 +55,23 @@ class OutputError(OwnershipError):
 
 class InternalError(Exception):
     """Raised when ownership itself is wrong: two interpreters disagree, or an assertion of ours fails."""
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """`text` (a value from a file anyone may have written) for an error message, at most about
+    `limit` characters, saying so when it is cut: an integer keeps its first digits and its
+    length (`123456789012...(5,000 digits)`), any other text is cut at a space or punctuation
+    and says its length (`... (5,000 characters, shortened)`), never silently mid-word."""
+    if len(text) <= limit:
+        return text
+    digits = text.removeprefix("-")
+    if digits.isascii() and digits.isdigit():
+        return f"{text[:max(limit // 3, 8)]}...({len(digits):,} digits)"
+    cut = text[:limit]
+    clean = max(cut.rfind(c) for c in " ,;:)]}")
+    if clean >= limit // 2:  # (else one long word: cut it, the note says so)
+        cut = cut[:clean + 1]
+    return f"{cut.rstrip()}... ({len(text):,} characters, shortened)"
 
 
 class LimitReached(KeyboardInterrupt):

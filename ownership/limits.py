@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import LimitReached, UsageError
+from .errors import LimitReached, UsageError, shorten
 
 #: Seconds between two looks at the clock and the resident memory.
 TICK = 0.1
@@ -78,10 +78,10 @@ _SIZE = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*([KMGTPE]?)(i?B?)\s*", re.I)
 def parse_size(text: str, flag: str = "--max-memory") -> int:
     """A memory size such as 4G, 512M, 1.5GiB or 1000000 (bytes; K, M, G... are powers of
     1024), from 1 MiB up to MAX_SIZE."""
-    shown = text.strip() if len(text) <= 40 else text.strip()[:40] + "..."
+    shown = shorten(text.strip(), 40)
     m = _SIZE.fullmatch(text)
     if m is None or (m.group(4) and not m.group(3) and m.group(4).lower() != "b"):
-        raise UsageError(f"{flag} {shown!r}: expected a size such as 4G, 512M or 100000000 (bytes)")
+        raise UsageError(f"{flag} {shorten(repr(text.strip()), 40)}: expected a size such as 4G, 512M or 100000000 (bytes)")
     whole, frac, unit = m.group(1).lstrip("0") or "0", m.group(2) or "", m.group(3).upper()
     absurd = UsageError(f"{flag} {shown}: more than {_show_bytes(MAX_SIZE)}, which no machine has;"
                         " give a size such as 4G (leave the option out to stop before the machine swaps)")

@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .errors import EventLogError
+from .errors import EventLogError, shorten
 from .trace import Step, Trace, Violation, unique_keys
 
 #: The events a log may hold.
@@ -158,7 +159,7 @@ class Coverage:
 
 def _name(value: Any, what: str, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise EventLogError(f"{where}: {what} must be a string or an integer, got {json.dumps(value)[:60]}")
+        raise EventLogError(f"{where}: {what} must be a string or an integer, got {shorten(json.dumps(value))}")
     text = str(value)
     if not text or len(text) > MAX_NAME:
         raise EventLogError(f"{where}: {what} must be 1 to {MAX_NAME} characters, got {len(text)}")
@@ -167,13 +168,13 @@ def _name(value: Any, what: str, where: str) -> str:
 
 def _pages(value: Any, what: str, where: str) -> tuple[int, ...]:
     if not isinstance(value, list):
-        raise EventLogError(f"{where}: {what} must be a list of page ids (integers), got {json.dumps(value)[:60]}")
+        raise EventLogError(f"{where}: {what} must be a list of page ids (integers), got {shorten(json.dumps(value))}")
     if len(value) > MAX_PAGES:
         raise EventLogError(f"{where}: {what} has {len(value):,} pages; one event may name at most {MAX_PAGES:,}")
     for p in value:
         if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < MAX_PAGE_ID:
             raise EventLogError(f"{where}: {what}: a page id is an integer from 0 to 2**48 - 1,"
-                                f" got {json.dumps(p)[:60]}")
+                                f" got {shorten(json.dumps(p))}")
     if len(set(value)) < len(value):
         twice = next(p for p in value if value.count(p) > 1)
         raise EventLogError(f"{where}: {what} names page {twice} twice")
@@ -190,14 +191,17 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
         raise EventLogError(f"{where}: nested too deeply to be an event") from None
     except EventLogError as e:
         raise EventLogError(f"{where}: {e}") from None
-    except ValueError as e:
-        raise EventLogError(f"{where}: not JSON ({str(e)[:80]}); each line is one event object,"
+    except json.JSONDecodeError as e:
+        raise EventLogError(f"{where}: not JSON ({shorten(str(e), 80)}); each line is one event object,"
                             ' e.g. {"event": "alloc", "node": "decode", "request": "r1", "pages": [3]}') from None
+    except ValueError:  # (the one other ValueError of json.loads: int() refuses thousands of digits)
+        raise EventLogError(f"{where}: an integer of over {sys.get_int_max_str_digits():,} digits is not read;"
+                            " a page id is an integer from 0 to 2**48 - 1") from None
     if not isinstance(doc, dict):
         raise EventLogError(f"{where}: an event is a JSON object, got {type(doc).__name__}")
     kind = doc.get("event")
     if kind not in EVENTS:
-        raise EventLogError(f"{where}: \"event\" must be one of {', '.join(EVENTS)}, got {json.dumps(kind)[:60]}")
+        raise EventLogError(f"{where}: \"event\" must be one of {', '.join(EVENTS)}, got {shorten(json.dumps(kind))}")
     node = _name(doc.get("node"), '"node"', where)
     request = _name(doc.get("request"), '"request"', where)
     if "pages" in doc:
@@ -221,7 +225,7 @@ def parse_event(text: str, line: int, where: str) -> Event | None:
         key = _name(doc["key"], '"key"', where)
     t = doc.get("t")
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t)):
-        raise EventLogError(f"{where}: \"t\" (the timestamp) must be a number, got {json.dumps(t)[:60]}")
+        raise EventLogError(f"{where}: \"t\" (the timestamp) must be a number, got {shorten(json.dumps(t))}")
     fields = tuple((k, v) for k, v in doc.items()
                    if k not in _KNOWN and (isinstance(v, str | bool) or (isinstance(v, float) and math.isfinite(v))
                                            or (isinstance(v, int) and abs(v) <= MAX_PAGE_ID)))

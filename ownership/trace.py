@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
-from .errors import TraceFormatError, UsageError
+from .errors import TraceFormatError, UsageError, shorten
 from .lang.model import Binding, Model
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -441,7 +441,7 @@ def unique_keys(pairs: list[tuple[str, Any]], error: type[Exception] = TraceForm
     if len(out) < len(pairs):
         seen: set[str] = set()
         twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise error(f"the key {json.dumps(twice)[:80]} appears twice in one object; give each key once")
+        raise error(f"the key {shorten(json.dumps(twice), 80)} appears twice in one object; give each key once")
     return out
 
 
@@ -916,6 +916,7 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
     if flags:
         return result("violated", flags)
     for i, step in enumerate(trace.steps[1:], start=1):
+        _check_argument_kinds(model, i, step)
         binding = model.binding_of(step.action, tuple(step.args.values()))
         if binding is None:
             raise TraceFormatError(
@@ -929,10 +930,72 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
         bindings.append(binding)
         if diverged is None:
             shown = model.show(out.state)
-            differ = [v for v in shown if v in step.state and shown[v] != step.state[v]]
+            differ = [v for v in shown if v in step.state and not _same(shown[v], step.state[v])]
             if differ:
                 diverged = (i, differ)
         flags = out.flags or interp.state_flags(out.state)
         if flags:
             return result("violated", flags)
     return result("passed")
+
+
+def _holds_bool(v: Any) -> bool:
+    """Whether a value read from JSON is, or holds, a boolean (true, false)."""
+    if isinstance(v, bool):
+        return True
+    if isinstance(v, (list, tuple, frozenset, set)):
+        return any(_holds_bool(x) for x in v)
+    if isinstance(v, dict):
+        return any(_holds_bool(x) for x in (*v.keys(), *v.values()))
+    return False
+
+
+def _check_argument_kinds(model: Model, i: int, step: Step) -> None:
+    """A step's argument that is a boolean where the action takes an integer (or a set of page
+    numbers), or an integer where it takes a boolean, is refused: Python's True == 1, so
+    `"n": true` would otherwise be read as the binding n=1."""
+    from .lang.declare import BoolDomain, Domain, PageSetDomain, as_domain
+
+    decl = model.spec_cls._actions.get(step.action or "")
+    if decl is None:
+        return  # (not an action of the spec: said by replay)
+    for name, declared in decl.args:
+        if name not in step.args:
+            continue
+        value = step.args[name]
+        domain = as_domain(declared, f"action {decl.name}, argument {name}")
+        at = f"step {i}: argument {name} of action {decl.name}"
+        if isinstance(domain, BoolDomain):
+            if not isinstance(value, bool) and isinstance(value, int):
+                raise TraceFormatError(f"{at} is {_kind(value)}; the action takes a boolean there, so true or"
+                                       " false is expected")
+            continue
+        lo, hi = domain.bounds(model.env)
+        if isinstance(domain, PageSetDomain):
+            expected = f"a set of page numbers (integers 0..{domain.pool.size(model.env) - 1})"
+        elif type(domain).show is Domain.show:
+            expected = f"an integer ({lo}..{hi})"
+        else:
+            continue  # (names, keys, holders: a boolean matches none of them, and replay says so)
+        if isinstance(value, bool):
+            raise TraceFormatError(f"{at} is {_kind(value)}, a boolean; {expected} is expected:"
+                                   ' write it as a number, e.g. {"#bigint": "1"}')
+        if _holds_bool(value):
+            raise TraceFormatError(f"{at} is a set holding a boolean; {expected} is expected: write each"
+                                   ' page as a number, e.g. {"#set": [{"#bigint": "1"}]}')
+
+
+def _same(a: Any, b: Any) -> bool:
+    """a == b, where a boolean is not the integer 0 or 1 (Python's True == 1): a recorded
+    `true` where the spec has the integer 1 is a difference."""
+    if a != b:
+        return False
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b)
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        if set(map(type, a)) | set(map(type, b)) <= {int, str}:  # (a pool's pages: the common case)
+            return True
+        return all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return _holds_bool(list(a)) == _holds_bool(list(b)) and all(_same(x, b[k]) for k, x in a.items())
+    return _holds_bool(a) == _holds_bool(b)

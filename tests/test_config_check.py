@@ -249,7 +249,7 @@ def test_a_prompt_that_only_decode_rejects_is_served_wrongly_before_0_5_21() -> 
 
 
 def test_an_unknown_release_with_a_gap_fails_and_asks_for_the_version() -> None:
-    """Without --version the gap cannot be ruled safe, so the check fails rather than guess."""
+    """Without --release the gap cannot be ruled safe, so the check fails rather than guess."""
     d = cc.build_deployment(
         context_length=WINDOW,
         prefill_pool_tokens=INCIDENT_POOL,
@@ -258,7 +258,7 @@ def test_an_unknown_release_with_a_gap_fails_and_asks_for_the_version() -> None:
     )
     gap = cc.check_gap_behaviour(d)
     assert gap.verdict is cc.CheckVerdict.FAIL
-    assert "pass --version" in gap.explanation
+    assert "pass --release" in gap.explanation
 
 
 def test_auto_truncate_on_the_narrower_node_fails_in_every_release(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from ownership.config_check.arg_repr import ReprNotRead, read_arg_repr
 from ownership.config_check.bounds import MAX_REPR_CHARS, MAX_REPR_DEPTH
+from ownership.errors import ConfigError
 
 INCIDENT_DECODE = Path(__file__).parent / "data" / "config_check" / "sglang-0.5.19-decode-incident.log"
 
@@ -26,7 +27,9 @@ def test_literals_are_read_and_everything_else_is_left_out():
                         "i=<Mode.FAST: 1>, j=SomeEnum.X, k=Config(), l={'x': 1})")
     assert got == {"a": 1, "b": -2, "c": 1.5, "d": None, "e": True, "f": "x", "g": [1, 2], "h": (3,),
                    "l": {"x": 1}}
-    assert read_arg_repr("{'page_size': 16, 'page_size': 64}") == {"page_size": 64}  # the later one
+    # a key named twice: no real repr does, and neither value can be believed (tests/test_edge_audit.py)
+    with pytest.raises(ConfigError, match="the key 'page_size' is named twice"):
+        read_arg_repr("{'page_size': 16, 'page_size': 64}")
 
 
 def test_code_in_a_repr_is_never_run(tmp_path, monkeypatch):

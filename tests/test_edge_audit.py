@@ -235,3 +235,245 @@ def test_a_parameter_in_other_digits_than_0_to_9_is_refused(value):
     """int() reads other scripts' digits ("\u0663" is 3): a parameter is written in 0-9."""
     run = run_cli("check", "sglang_pd", "--param", f"decode_pool={value}")
     one_error_line(run, "is not an integer", "0-9")
+
+
+# --------------------------------------------------------------------------- booleans that are not integers
+
+
+def _edited_trace(tmp_path, source, edit, name="edited.itf.json"):
+    """A copy of the trace `source` with `edit(doc)` applied, as a file."""
+    doc = json.loads(Path(source).read_text(encoding="utf-8"))
+    edit(doc)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_a_trace_argument_true_where_the_action_takes_an_integer_is_refused(tmp_path):
+    """`"n": true` in a step's arguments was read as n=1 (Python's True == 1): the step matched
+    arrive(r=r1, n=1) and the replay went on with it. A boolean is not an integer: exit 2,
+    naming the argument, the value and what is expected."""
+    def edit(doc):
+        doc["states"][1]["mbt::nondetPicks"]["n"] = True
+    trace = _edited_trace(tmp_path, TRACE, edit)
+    one_error_line(run_cli("replay", str(trace)), "step 1: argument n of action arrive is true", "an integer (1..3) is expected")
+
+
+#: A spec whose actions take an integer, a boolean and a set of pages, and whose invariant
+#: fails after one of each: bump(k=1), set_flag(on=True), look(pages=...).
+KINDS_SPEC = '''
+from ownership import Spec, action, invariant, ints, param, pool, state
+
+
+class Kinds(Spec):
+    requests = param(1, "requests")
+    kv = pool(2)
+
+    n = state(ints(0, 2), 0)
+    flag = state(bool, False)
+    seen = state(ints(0, 1), 0)
+
+    @action
+    def bump(self, s, k: ints(1, 2)):
+        s.require(s.n == 0)
+        s.n = k
+
+    @action
+    def set_flag(self, s, on: bool):
+        s.require(s.n != 0)
+        s.flag = on == 1
+
+    @action
+    def look(self, s, pages: kv):
+        s.require(s.flag)
+        s.seen = 1
+
+    @invariant
+    def not_seen(self, s):
+        """Nothing is looked at."""
+        return s.seen == 0
+'''
+
+
+@pytest.fixture
+def kinds_trace(tmp_path):
+    """The Kinds spec and its counterexample: bump(k=1), set_flag(on=True), look(pages=...)."""
+    spec = tmp_path / "kinds.py"
+    spec.write_text(KINDS_SPEC, encoding="utf-8")
+    trace = tmp_path / "kinds.itf.json"
+    run = run_cli("check", str(spec), "--out", str(trace))
+    assert run.code == 1, run.err
+    picks = [s["mbt::nondetPicks"] for s in json.loads(trace.read_text(encoding="utf-8"))["states"]]
+    assert picks[1:] == [{"k": {"#bigint": "1"}}, {"on": True}, {"pages": {"#set": []}}]
+    return spec, trace
+
+
+@pytest.mark.parametrize("step,name,value,parts", [
+    (1, "k", True, ("argument k of action bump is true, a boolean", "an integer (1..2) is expected")),
+    (2, "on", {"#bigint": "1"}, ("argument on of action set_flag is the integer 1", "true or false is expected")),
+    (2, "on", 1, ("argument on of action set_flag is the integer 1", "true or false is expected")),
+    (3, "pages", {"#set": [True]}, ("argument pages of action look is a set holding a boolean",
+                                    "a set of page numbers (integers 0..1) is expected")),
+], ids=["true for an integer", "1 for a boolean", "a JSON 1 for a boolean", "true in a set of pages"])
+def test_a_boolean_and_an_integer_are_never_taken_for_each_other_in_a_trace(tmp_path, kinds_trace, step, name, value, parts):
+    """Each argument kind: a boolean where the action takes an integer or pages, and an integer
+    where it takes a boolean (1 == True matched the binding on=True): refused, naming both."""
+    spec, source = kinds_trace
+
+    def edit(doc):
+        doc["states"][step]["mbt::nondetPicks"][name] = value
+    trace = _edited_trace(tmp_path, source, edit)
+    one_error_line(run_cli("replay", str(trace), "--spec", str(spec)), f"step {step}: ", *parts)
+
+
+def test_an_argument_the_spec_declares_boolean_still_replays(kinds_trace):
+    spec, trace = kinds_trace
+    run = run_cli("replay", str(trace), "--spec", str(spec))
+    assert run.code == 1 and "still violated" in run.out and "differs" not in run.out, (run.code, run.out, run.err)
+
+
+def test_a_boolean_in_a_state_where_the_spec_has_an_integer_is_not_that_integer(tmp_path, kinds_trace):
+    """A free list holding `true` was read as page 1; a later state recording `"n": true`
+    where the run has n = 1 was not a difference."""
+    def free_list(doc):
+        doc["states"][0]["decode.free_list"][1] = True
+    trace = _edited_trace(tmp_path, TRACE, free_list)
+    one_error_line(run_cli("replay", str(trace)), "decode.free_list", "expected a list of page numbers (integers)")
+
+    spec, source = kinds_trace
+
+    def later(doc):
+        doc["states"][1]["n"] = True
+    trace = _edited_trace(tmp_path, source, later, "later.itf.json")
+    run = run_cli("replay", str(trace), "--spec", str(spec))
+    assert run.code == 1 and "the run differs from the recording from step 1 on (n)" in run.out, (run.code, run.out)
+
+
+# --------------------------------------------------------------------------- a key named twice in a log
+
+
+CONFIG_DATA = ROOT / "tests" / "data" / "config_check"
+
+
+@pytest.mark.parametrize("engine,prefill,decode,old,new,key", [
+    ("sglang", "sglang-0.5.23-prefill-incident.log", "sglang-0.5.23-decode-incident.log",
+     "'page_size': 64", "'page_size': 16, 'page_size': 64", "'page_size'"),
+    ("sglang", "sglang-0.5.23-prefill-incident.log", "sglang-0.5.23-decode-incident.log",
+     "server_args={'model_path'", "server_args=ServerArgs(page_size=16, page_size=64) {'model_path'", "'page_size'"),
+    ("vllm", "vllm-0.33.0-prefill.log", "vllm-0.33.0-decode.log",
+     "'block_size': 64", "'block_size': 16, 'block_size': 64", "'block_size'"),
+], ids=["sglang dict", "sglang ServerArgs(...)", "vllm non-default args"])
+def test_a_log_whose_arguments_name_a_key_twice_is_refused_with_the_key_and_line(tmp_path, engine, prefill, decode,
+                                                                                 old, new, key):
+    """`server_args={'page_size': 16, 'page_size': 64}` was read as 64, silently (the last one,
+    as a Python dict keeps it). A real repr never names a key twice, so neither value can be
+    believed: exit 2, naming the file, the line and the key."""
+    text = (CONFIG_DATA / decode).read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    log = tmp_path / decode
+    log.write_text(text.replace(old, new), encoding="utf-8")
+    no = text[:text.index(old)].count("\n") + 1
+    run = run_cli("config-check", "--engine", engine, "--prefill-log", str(CONFIG_DATA / prefill), "--decode-log", str(log))
+    one_error_line(run, f"{log}:{no}: in the ", f"the key {key} is named twice")
+
+
+# --------------------------------------------------------------------------- long values in messages
+
+
+def test_a_value_cut_short_in_a_message_says_so_and_how_long_it_was():
+    """Messages cut long values at a fixed number of characters, mid-word and silently."""
+    from ownership.errors import shorten
+
+    assert shorten("12345") == "12345"
+    assert shorten("7" * 5000) == "7" * 20 + "...(5,000 digits)"
+    words = "a word " * 30
+    cut = shorten(words, 40)
+    assert cut.endswith(f"... ({len(words):,} characters, shortened)")
+    assert cut.split("...")[0] in ("a word " * 6).rstrip()  # (cut after a whole word)
+
+
+#: An event line; PAGE is replaced by what its one page id is.
+ALLOC = '{"event": "alloc", "node": "decode", "request": "r1", "pages": [PAGE]}'
+
+
+@pytest.mark.parametrize("line,parts", [
+    (ALLOC.replace("PAGE", "1" * 5000),
+     ("an integer of over 4,300 digits is not read", "a page id is an integer from 0 to 2**48 - 1")),
+    (ALLOC.replace("PAGE", "1" * 1000), ("got " + "1" * 20 + "...(1,000 digits)",)),
+    (ALLOC.replace("PAGE", json.dumps("word " * 1000)), ('got "word word', "... (5,002 characters, shortened)")),
+    (ALLOC.replace("PAGE", "3").replace('"node"', json.dumps("k" * 5000) + ": 1, " + json.dumps("k" * 5000) + ': 2, "node"'),
+     ("... (5,002 characters, shortened) appears twice",)),
+], ids=["5,000 digits", "1,000 digits", "a long string", "a long key twice"])
+def test_a_huge_value_in_an_event_is_named_shortened_with_its_length(tmp_path, line, parts):
+    """A page id of 5,000 digits was "not JSON (Exceeds the limit (4300 digits) for integer
+    string conversion: value has 5000 di)"; other long values were cut at 60 characters
+    without a word. Now the cut says so, and how long the value was."""
+    events = tmp_path / "events.jsonl"
+    events.write_text(line + "\n", encoding="utf-8")
+    text = one_error_line(run_cli("monitor", str(events)), f"{events}:1: ", *parts)
+    assert len(text) < 400
+
+
+def test_a_long_key_named_twice_in_a_trace_is_shortened_with_its_length(tmp_path):
+    key = "k" * 5000
+    trace = tmp_path / "twice.itf.json"
+    trace.write_text(f'{{"{key}": 1, "{key}": 2}}', encoding="utf-8")
+    one_error_line(run_cli("show", str(trace)), "(5,002 characters, shortened) appears twice")
+
+
+# --------------------------------------------------------------------------- config-check names --release
+
+
+CONFIG_NUMBERS = ("--context-length", "1048576", "--prefill-pool-tokens", "681280", "--decode-pool-tokens", "2097152",
+                  "--page-size", "64")
+
+
+def test_config_check_names_the_release_option_the_user_passes():
+    """`--release latest` was refused as "--version 'latest'", the report said the release came
+    from "(--version)", and a gap without a release said "pass --version": an option that
+    config-check --help does not list (it is the hidden old spelling)."""
+    one_error_line(run_cli("config-check", *CONFIG_NUMBERS, "--release", "latest"), "--release 'latest'")
+    run = run_cli("config-check", *CONFIG_NUMBERS, "--release", "0.5.19")
+    assert run.code == 1 and "engine sglang 0.5.19 (--release)" in run.out, run.out
+    run = run_cli("config-check", *CONFIG_NUMBERS)
+    assert run.code == 1 and "pass --release" in run.out, run.out
+    assert "--version" not in run_cli("config-check", *CONFIG_NUMBERS, "--release", "0.5.19", "--json").out
+
+
+# --------------------------------------------------------------------------- hints that fit
+
+
+DIVIDES = '''
+from ownership import Spec, action, invariant, ints, param, state
+
+
+class Divides(Spec):
+    requests = param(1, "requests")
+    n = state(ints(0, 2), 0)
+
+    @action
+    def grow(self, s):
+        s.n = {action}
+
+    @invariant
+    def ratio(self, s):
+        return {invariant}
+'''
+
+
+@pytest.mark.parametrize("engine", ["explicit", "bmc", "fuzz"])
+def test_a_property_that_divides_by_zero_is_not_told_to_use_s_require(tmp_path, engine):
+    """`s.n // s.n` in an invariant was told "Guard the action with s.require(divisor != 0)":
+    a property has no s.require. Its hint guards the division in the property's expression."""
+    spec = tmp_path / "divides.py"
+    spec.write_text(DIVIDES.format(action="1", invariant="s.n // s.n == 1"), encoding="utf-8")
+    line = one_error_line(run_cli("check", str(spec), "--engine", engine), "in invariant ratio: `//` by zero",
+                          "Guard the division in the property's own expression")
+    assert "s.require(divisor" not in line
+
+
+def test_an_action_that_divides_by_zero_is_still_told_to_use_s_require(tmp_path):
+    spec = tmp_path / "divides.py"
+    spec.write_text(DIVIDES.format(action="2 // s.n", invariant="s.n >= 0"), encoding="utf-8")
+    one_error_line(run_cli("check", str(spec)), "in action grow(): `//` by zero",
+                   "Guard the action with s.require(divisor != 0)")

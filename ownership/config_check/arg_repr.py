@@ -30,6 +30,8 @@ import keyword
 import re
 from typing import Any
 
+from ownership.errors import ConfigError
+
 from .bounds import _MAX_DIGITS, MAX_REPR_CHARS, MAX_REPR_DEPTH, brief
 
 
@@ -240,9 +242,11 @@ def _literal(node: ast.AST, depth: int = 0) -> Any:
 def read_arg_repr(body: str) -> dict[str, Any]:
     """The top-level keys of a repr of arguments with literal values: `{'k': v, ...}` or `Name(k=v, ...)`.
 
-    Keys whose value is no literal (a call, a name, an enum's `<...>`) are left out; when a
-    key occurs twice, the later one counts, as in a Python dict. Raises ReprNotRead when the
-    body is over a bound or is not a repr (see the module's docstring).
+    Keys whose value is no literal (a call, a name, an enum's `<...>`) are left out. A key
+    named twice is refused with a ConfigError naming it: a repr of a dict or a dataclass never
+    names a key twice, so such a line was edited or is not one server's, and neither of its
+    values can be believed (a Python dict would keep the later one silently). Raises
+    ReprNotRead when the body is over a bound or is not a repr (see the module's docstring).
     """
     text = _bounded_text(body.strip())
     try:
@@ -258,15 +262,21 @@ def read_arg_repr(body: str) -> dict[str, Any]:
     else:
         raise ReprNotRead("it is neither a dict nor a call with keyword arguments")
     out: dict[str, Any] = {}
+    named: set[str] = set()
     for key_node, value_node in items:
         if key_node is None:
             continue
         key = _literal(key_node)
+        if key is _NOT_LITERAL:
+            continue
+        name = str(key)
+        if name in named:
+            raise ConfigError(
+                f"the key {brief(name)} is named twice, and a repr of server arguments names each key once"
+                " (the line was edited, or joins two servers' lines): give the server's own start-up log"
+            )
+        named.add(name)
         value = _literal(value_node)
-        if key is _NOT_LITERAL or value is _NOT_LITERAL:
-            continue
-        try:
-            out[str(key)] = value
-        except TypeError:
-            continue
+        if value is not _NOT_LITERAL:
+            out[name] = value
     return out

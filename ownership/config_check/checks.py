@@ -272,7 +272,7 @@ def check_gap_behaviour(deployment: Deployment) -> CheckOutcome:
             name,
             CheckVerdict.FAIL,
             numbers,
-            f"{span}: {who}; the SGLang release is not known, so the outcome cannot be ruled safe (up to 0.5.19 it is a cross-request leak): pass --version",
+            f"{span}: {who}; the SGLang release is not known, so the outcome cannot be ruled safe (up to 0.5.19 it is a cross-request leak): pass --release",
         )
     row, why = table_release(deployment.version)
     table_note = f" ({why})" if why else ""

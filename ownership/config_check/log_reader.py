@@ -94,12 +94,15 @@ class _LogReader:
         self.unread = None
 
     def read_args(self, no: int, what: str, body: str) -> dict[str, Any]:
-        """The top-level values of the repr `body` on line `no`; {} when it is not read (remembered)."""
+        """The top-level values of the repr `body` on line `no`; {} when it is not read (remembered).
+        A key named twice is a ConfigError naming the file and line (read_arg_repr)."""
         try:
             return read_arg_repr(body)
         except ReprNotRead as exc:
             self.unread = (no, what, str(exc))
             return {}
+        except ConfigError as exc:
+            raise ConfigError(f"{self.path}:{no}: in the {what} line, {exc}") from None
 
     def where_start(self) -> str:
         """' after the start-up at line N' for the missing-figure messages, plus any line not read."""

@@ -273,7 +273,7 @@ def build_deployment(
 
     version_source: str | None = None
     if version is not None:
-        version_source = "--version"
+        version_source = "--release"
     elif engine == SGLANG:
         known = [(n.engine_version, n.role) for n in (prefill, decode) if n.engine_version]
         if known:

@@ -46,7 +46,7 @@ SGLANG_TABLE_RELEASES = ((0, 5, 19), (0, 5, 23))
 _ROWS = sorted((Version(row), row) for row in RELEASE_FIXES)
 
 
-def parse_version(text: str, *, source: str = "--version") -> Version:
+def parse_version(text: str, *, source: str = "--release") -> Version:
     """'0.5.19', 'v0.5.21.post1', '0.5.21rc1' -> a packaging Version, ordered as PEP 440 says.
 
     A release has at least three numbers (major.minor.patch) and no epoch; `source` names

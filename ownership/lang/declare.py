@@ -334,7 +334,7 @@ class PageSetDomain(Domain):
         return frozenset(p for p in range(self.pool.size(env)) if v >> p & 1)
 
     def parse(self, x: Any, env: dict[str, int]) -> int:
-        if not isinstance(x, (set, frozenset)) or not all(isinstance(p, int) for p in x):
+        if not isinstance(x, (set, frozenset)) or not all(isinstance(p, int) and not isinstance(p, bool) for p in x):
             raise ValueError(f"expected a set of page numbers, got {x!r}")
         size = self.pool.size(env)
         if any(not 0 <= p < size for p in x):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import OwnershipError, SpecError
+from . import faults
 
 
 def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
@@ -33,10 +34,13 @@ def spec_failure(e: BaseException, path: str | None, doing: str) -> SpecError:
 
 
 def in_context(e: SpecError, doing: str) -> SpecError:
-    """The same error, said to happen while `doing` (once: an inner context wins)."""
+    """The same error, said to happen while `doing` (once: an inner context wins). Anything
+    but an action ("in action ...") is a property, whose hints do not name s.require
+    (ownership.lang.faults.for_property)."""
     if e.message.startswith("in ") or doing in e.message:
         return e
-    out = SpecError(f"{doing}: {e.message}", file=e.file, line=e.line)
+    message = e.message if doing.startswith("in action ") else faults.for_property(e.message)
+    out = SpecError(f"{doing}: {message}", file=e.file, line=e.line)
     out.steps = list(e.steps)
     return out
 

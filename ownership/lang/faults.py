@@ -47,9 +47,23 @@ def domain_message(element: str, value: int, lo: int, hi: int) -> str:
             " guard the action with s.require(...) before the write")
 
 
+#: How to avoid a division by zero, by where it happens: an action is guarded with s.require;
+#: a property (an invariant, a sometimes, a liveness property, a measure, finished) has no
+#: s.require, so the division is guarded in its own expression (`for_property`).
+_DIVISION_HINT = "Guard the action with s.require(divisor != 0) before it, or divide by If(d == 0, 1, d)"
+_DIVISION_HINT_PROPERTY = ("Guard the division in the property's own expression: divide by If(d == 0, 1, d)"
+                           " (s.require guards actions, not properties)")
+
+
 def division_message(op: str) -> str:
-    return (f"`{op}` by zero. Guard the action with s.require(divisor != 0) before it, or divide"
-            " by If(d == 0, 1, d)")
+    """The message of a division by zero, with an action's hint (`for_property` changes it)."""
+    return f"`{op}` by zero. {_DIVISION_HINT}"
+
+
+def for_property(message: str) -> str:
+    """A spec error's message as it reads when a property raised it, not an action: a division's
+    hint guards the division in the property's expression instead of naming s.require."""
+    return message.replace(_DIVISION_HINT, _DIVISION_HINT_PROPERTY)
 
 
 def shift_message(count: int) -> str:
@@ -83,5 +97,5 @@ def count_message(op: str, pool: str, page: int, who: str, counted: int) -> str:
             f" s.references({pool!r}, {page}, ...) < {counted} before taking one more")
 
 
-__all__ = ["KINDS", "Fault", "alloc_message", "count_message", "division_message", "domain_message", "index_message",
-           "key_message", "pool_message", "request_message", "shift_message"]
+__all__ = ["KINDS", "Fault", "alloc_message", "count_message", "division_message", "domain_message", "for_property",
+           "index_message", "key_message", "pool_message", "request_message", "shift_message"]

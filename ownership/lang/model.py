@@ -74,7 +74,9 @@ class SlotInfo:
         if self.free_list:
             if not isinstance(x, list) or len(x) > self.length:
                 raise ValueError(f"expected a list of at most {self.length} pages, got {x!r}")
-            vals = [int(v) for v in x] + [self.length] * (self.length - len(x))
+            if any(isinstance(v, bool) or not isinstance(v, int) for v in x):
+                raise ValueError(f"expected a list of page numbers (integers), got {x!r}")
+            vals = list(x) + [self.length] * (self.length - len(x))
             if any(not 0 <= v <= self.length for v in vals):
                 raise ValueError(f"page numbers must be 0..{self.length - 1}, got {x!r}")
             return vals
