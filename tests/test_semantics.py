@@ -84,6 +84,13 @@ def test_a_read_after_a_write_is_the_value_written_in_every_engine(name, prop, d
     assert _same(_answers(name)) == ("violated", prop, depth)
 
 
+def test_an_argument_declared_bool_is_a_condition_in_every_engine():
+    """`on: bool` reaches the action as True or False (it was 0 or 1, which no condition took)."""
+    assert _same(_answers("bool_argument.py")) == ("violated", "never-two", 2)
+    model = model_for(_path("bool_argument.py"))
+    assert [b.label() for b in model.bindings] == ["arm(on=False)", "arm(on=True)", "fire()"]
+
+
 @pytest.mark.parametrize("name, where, steps", [
     ("intermediate_write.py", "intermediate_write.py:15: in action bump(): x := 5 is outside its domain 0..3", 0),
     ("division_in_action.py", "division_in_action.py:21: in action divide(): `//` by zero", 2),

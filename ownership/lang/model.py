@@ -365,7 +365,9 @@ class Model:
             choices = [d.values(self.env) for d in domains]
             for combo in itertools.product(*choices):
                 shown = tuple((a, d.show(v, self.env)) for (a, _), d, v in zip(decl.args, domains, combo))
-                out.append(Binding(decl, tuple(combo), shown))
+                # an argument declared bool reaches the action as a condition (True, False), not 0 or 1
+                args = tuple(bool(v) if isinstance(d, BoolDomain) else v for d, v in zip(domains, combo))
+                out.append(Binding(decl, args, shown))
         return out
 
     # -- showing states ----------------------------------------------------------------------

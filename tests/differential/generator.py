@@ -20,6 +20,7 @@ Every spec is WELL-SORTED, under the rules the interpreters are being changed to
   in_flight(...) or a Python True/False; `~` is applied only to values that are state values
   in every interpreter (never to a Python bool, where it is -2), and Python `not`/`if` only to
   values known when tracing (parameters, fixes, action arguments, literals);
+- an action argument declared bool is a condition (True or False), known when tracing;
 - ints come from int and enum slots, arguments, parameters, literals and arithmetic on ints;
 - page sets come from page-set slots, page(p), first, without, owned, free_pages, reused,
   alloc, `&`/`|` of page sets and the literal 0; count(pages) is an int;
@@ -1078,6 +1079,11 @@ class _Writer:
             hi = self.int_in(1, 2)
             args.append(f"x: ints(0, {hi})")
             scope.args.append(Expr("x", INT, True, False, 0, hi))
+            if self.chance(2):
+                # an argument declared bool: the action gets True or False, a condition (static:
+                # Python `not` and `if` apply to it, `~` does not)
+                args.append("b: bool")
+                scope.locals.append(("b", Expr("b", BOOL, True, False)))
         keyed = [p for p in self.pools.values() if p.keys is not None]
         if keyed and self.chance(3):
             keys = keyed[0].keys or 1
