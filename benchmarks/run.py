@@ -21,6 +21,13 @@ process's maximum resident set), wall time and CPU time for
   (d) SPIN on the Promela twin: `spin -a`, gcc -O2, then ./pan; exhaustive, no partial-order
       reduction (-DNOREDUCE), safety only.
 
+Then issue 14's targets 2 to 5, each tool in its own process (benchmarks/scale_targets.py
+says what each measures and against what): symmetry at 5 requests against the canonicaliser
+that tried every ordering, fuzz and the concrete interpreter at 4,096 and 65,536 pages, the
+native engine at 64 and 128 decode pages, bmc to depth 12, and the bytes a state at 27.8 M
+states (about 5 minutes; --no-scale leaves them out). RESULTS.md opens with a table of every
+target, what this run measured, and whether it is met.
+
 SPIN's state count must equal ours without reductions, and the engines' counts each other's
 (the run fails loudly otherwise). The ratios against SPIN are computed from this same run. Wall
 times include the Python start-up and the spec's loading for ours, and the compilation for SPIN
@@ -86,6 +93,20 @@ INCIDENT = Bench(
     lambda p: [f"-DP={p['pages']}", f"-DR={p['requests']}", f"-DL={p['longest']}"],
 )
 BENCHES = {b.name: b for b in (SGLANG_PD, INCIDENT)}
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One of issue 14's targets as this run measured it."""
+
+    target: str                 # its number in the issue
+    what: str
+    measured: str
+    threshold: str
+    met: bool
+
+    def line(self) -> str:
+        return f"| {self.target} | {self.what} | {self.measured} | {self.threshold} | {'met' if self.met else '**NOT met**'} |"
 
 
 @dataclass
@@ -276,6 +297,122 @@ def incident() -> list[str]:
     return lines
 
 
+def scaled(what: str, *args: str) -> tuple[dict, float, float, float]:
+    """One of benchmarks/scale_targets.py's measurements in its own process: (its JSON, wall, CPU, peak MB)."""
+    print(f"== issue 14: {what} {' '.join(args)}", file=sys.stderr)
+    out, wall, cpu, peak = measured([sys.executable, str(HERE / "scale_targets.py"), what, *args], cwd=ROOT)
+    return json.loads(out.strip().splitlines()[-1]), wall, cpu, peak
+
+
+def scale(goals: list[Goal]) -> list[str]:
+    """Issue 14's targets 2 to 5 (benchmarks/scale_targets.py), each tool in its own process:
+    the lines of their section of RESULTS.md; appends their goals."""
+    import scale_targets as st  # benchmarks/scale_targets.py
+
+    lines = ["### Target 2: symmetry without the R! orderings",
+             "",
+             f"sglang_pd `--fix door-retire --symmetry`, {st.SYMMETRY_PARAMS}: the whole search with each"
+             " canonicaliser (benchmarks/symmetry.py), each in its own process (search: the check's own time;"
+             " process: the whole process, Python's start-up, the spec's loading and the compilation included).",
+             "",
+             "| canonicaliser | verdict | representatives | states they stand for | search wall s | search CPU s"
+             " | process wall s | process CPU s | peak MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    sym = {}
+    names = {"before": "before: every ordering of the requests on every row, a request's own data (numpy)",
+             "now": "now: the argsort of each row's signatures (numpy)",
+             "native": "now, in C (`--native --symmetry`)",
+             "native-incident": "incident model, 8 pages, 5 requests, in C (`--native --symmetry`)"}
+    for variant in ("before", "now", "native", "native-incident"):
+        data, wall, cpu, peak = scaled("symmetry", variant)
+        sym[variant] = data
+        lines.append(f"| {names[variant]} | {data['verdict']} | {data['states']:,} | {data['before_symmetry']:,}"
+                     f" | {data['search_seconds']:.2f} | {data['search_cpu']:.2f} | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
+    before, now, nat = sym["before"], sym["now"], sym["native"]
+    if not (before["states"] == now["states"] == nat["states"]
+            and before["before_symmetry"] == now["before_symmetry"] == nat["before_symmetry"]):
+        raise SystemExit(f"the canonicalisers disagree: {sym}")
+    complete = all(sym[v]["verdict"] == "verified" for v in sym)
+    capped = "" if before["verdict"] == "verified" else "at least "
+    goals.append(Goal("2", "symmetry at 5 requests: the search with the canonicaliser as it was over today's"
+                      " (`--native --symmetry`), wall", f"{capped}{before['search_seconds'] / nat['search_seconds']:.1f}x"
+                      f" ({before['search_seconds']:.1f} s / {nat['search_seconds']:.1f} s; numpy now:"
+                      f" {before['search_seconds'] / now['search_seconds']:.1f}x)", "at least 5x",
+                      complete and before["search_seconds"] >= 5 * nat["search_seconds"]))
+    for v in ("native", "native-incident"):
+        goals.append(Goal("2", f"a complete verdict on {sym[v]['before_symmetry']:,} states before symmetry"
+                          f" ({'sglang_pd' if v == 'native' else 'incident'}), wall of the search",
+                          f"{sym[v]['search_seconds']:.1f} s ({sym[v]['verdict']})", "over 400 M states, under 60 s",
+                          sym[v]["verdict"] == "verified" and sym[v]["before_symmetry"] >= 400e6
+                          and sym[v]["search_seconds"] < 60))
+
+    lines += ["", "### Target 3: real pool sizes", "",
+              f"Fuzz: `ownership check sglang_pd --fix door-retire --param requests={st.FUZZ_REQUESTS} --param"
+              f" decode_pool=PAGES --engine fuzz --seed 1 --max-seconds {st.FUZZ_SECONDS:g}` as a library call"
+              " (benchmarks/fuzz_scale.py), steps per second of the whole check; stepping alone: seeded random"
+              " runs through the concrete interpreter, and in brackets the enabled steps per second of the time"
+              " spent in them.",
+              "",
+              "| decode pages | fuzz steps/s | fuzz run | stepping alone steps/s (one step) | process wall s | process CPU s | peak MB |",
+              "|---:|---:|---|---:|---:|---:|---:|"]
+    for pages, floor in ((4096, 2000), (65536, 500)):
+        data, wall, cpu, peak = scaled("fuzz", str(pages))
+        lines.append(f"| {pages:,} | {data['fuzz_rate']:,.0f} | {data['fuzz_steps']:,} in {data['fuzz_seconds']:.1f} s"
+                     f" ({data['verdict']}) | {data['walk_rate']:,.0f} ({data['one_step_rate']:,.0f}) | {wall:.2f}"
+                     f" | {cpu:.2f} | {peak:,.0f} |")
+        rate = min(data["fuzz_rate"], data["walk_rate"])
+        goals.append(Goal("3", f"fuzz and the concrete interpreter at {pages:,} pages, steps a second",
+                          f"fuzz {data['fuzz_rate']:,.0f}, stepping {data['walk_rate']:,.0f}", f"at least {floor:,}",
+                          rate >= floor))
+    lines += ["",
+              f"Exhaustive search past 64 pages: sglang_pd `--fix door-retire --param requests={st.WIDE_REQUESTS}"
+              f" --param decode_pool=PAGES --native --max-states {st.WIDE_STATES}`; compiled once into an empty"
+              " cache (timed apart), then the check timed whole (tracing the spec, loading the library, the search).",
+              "",
+              "| decode pages | compile (once) s | states | check wall s | check CPU s | states/s (wall) | peak MB |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
+    for pages in (64, 128):
+        data, wall, cpu, peak = scaled("wide", str(pages))
+        rate = data["states"] / data["check_seconds"]
+        lines.append(f"| {pages} | {data['compile_seconds']:.1f} | {data['states']:,} ({data['verdict']}) |"
+                     f" {data['check_seconds']:.2f} | {data['check_cpu']:.2f} | {rate:,.0f} | {peak:,.0f} |")
+        goals.append(Goal("3", f"exhaustive search (`--native`) at {pages} decode pages ({-(-pages // 63)} limbs a page"
+                          " set), states a second of the whole check", f"{rate:,.0f}", "at least 100,000",
+                          rate >= 100_000 and data["states"] == st.WIDE_STATES))
+
+    data, wall, cpu, peak = scaled("bmc")
+    marks = dict((d, s) for d, s in data["marks"])
+    at = marks.get(st.BMC_DEPTH)
+    lines += ["", "### Target 4: bmc", "",
+              f"`ownership check sglang_pd --fix door-retire --param requests={st.BMC_PARAMS['requests']} --param"
+              f" decode_pool={st.BMC_PARAMS['decode_pool']} --engine bmc --max-depth {st.BMC_DEPTH}`"
+              f" as a library call: {data['verdict']} to depth {data['depth']}; seconds from the start to each"
+              " depth settled: " + ", ".join(f"{d}: {s:.1f}" for d, s in data["marks"][-5:])
+              + f"; the process {wall:.1f} s wall, {cpu:.1f} s CPU, {peak:,.0f} MB."]
+    goals.append(Goal("4", f"bmc to depth {st.BMC_DEPTH}, sglang_pd at {st.BMC_PARAMS}",
+                      f"{at:.1f} s" if at is not None else "not reached", "under 20 s", at is not None and at < 20))
+
+    out, wall, cpu, peak = measured([sys.executable, "-m", "ownership", *st.MEMORY_ARGS], cwd=ROOT)
+    held = re.search(r"hold (\d+) MB \(([\d.]+) bytes a state\); peak resident (\d+) MB", out)
+    states = re.search(r"covered ([\d,]+) states", out)
+    if not held or not states:
+        raise SystemExit(f"the memory run printed no memory line:\n{out[-2000:]}")
+    n = int(states.group(1).replace(",", ""))
+    estimate, printed_peak = int(held.group(1)), int(held.group(3))
+    lines += ["", "### Target 5: memory", "",
+              f"`ownership {' '.join(st.MEMORY_ARGS)}` (the incident model stopped at the issue's 27.8 M"
+              f" states), in its own process: {n:,} states in {wall:.1f} s wall, {cpu:.1f} s CPU. The CLI printed"
+              f" \"{held.group(0)}\"; the process's peak resident set (its rusage) was {peak:,.0f} MB,"
+              f" {peak * 2**20 / n:.1f} bytes a state with the interpreter and the spec included."]
+    goals.append(Goal("5", f"bytes a stored state at {n:,} states, the process's peak resident set over the states",
+                      f"{peak * 2**20 / n:.1f}", "at most 40", peak * 2**20 / n <= 40 and n >= 27_820_208))
+    ratio = estimate / peak
+    goals.append(Goal("5", "the memory the CLI prints (what the stored states and the visited table hold) over the"
+                      " real peak resident set", f"{ratio:.2f}x ({estimate:,} MB / {peak:,.0f} MB; the CLI's peak:"
+                      f" {printed_peak:,} MB)", "within 1.5x", 1 / 1.5 <= ratio <= 1.5))
+    return lines
+
+
 def table(rows: list[Row]) -> list[str]:
     out = ["| size | tool | states | wall s | states/s | CPU s | peak MB | note |",
            "|---|---|---:|---:|---:|---:|---:|---|"]
@@ -286,7 +423,7 @@ def table(rows: list[Row]) -> list[str]:
 
 
 def measure(bench: Bench, size: str, params: dict, cap: float, tmp: Path,
-            ratios: list[str], targets: list[str]) -> list[Row]:
+            ratios: list[str], targets: list[str], goals: list[Goal]) -> list[Row]:
     """Every tool on one model at one size; appends its ratios (and, at the largest size, its
     targets) and returns its rows. Fails loudly when two tools count different states."""
     print(f"== {bench.name} {size} {params or '(defaults)'}", file=sys.stderr)
@@ -339,6 +476,9 @@ def measure(bench: Bench, size: str, params: dict, cap: float, tmp: Path,
         targets.append(f"- workers: 1 process {b.seconds:.2f} s, 2 workers {w2.seconds:.2f} s"
                        f" ({b.seconds / w2.seconds:.2f}x).")
     check_rate = e.states / e.extra["engine_cpu"]
+    goals.append(Goal("1", f"native search over SPIN's run, states per CPU-second ({bench.name}, {b.states:,} states,"
+                      " counts equal)", f"{native_cpu_rate / spin_cpu_rate:.2f}x", "at least 3x",
+                      native_cpu_rate >= 3 * spin_cpu_rate))
     targets.append(f"- issue 14, target 1 ({bench.name}, {b.states:,} states): the native engine's search"
                    f" {native_cpu_rate:,.0f} states per CPU-second, SPIN's run {spin_cpu_rate:,.0f}:"
                    f" {native_cpu_rate / spin_cpu_rate:.2f}x (target 3x"
@@ -363,6 +503,8 @@ def main() -> None:
     ap.add_argument("--model", choices=sorted(BENCHES), action="append",
                     help="measure this model only (repeatable; default: all)")
     ap.add_argument("--no-write", action="store_true", help="print the table, leave RESULTS.md alone")
+    ap.add_argument("--no-scale", action="store_true",
+                    help="leave out issue 14's targets 2 to 5 (symmetry, pool sizes, bmc, memory: about 5 minutes)")
     args = ap.parse_args()
     if args.child:
         child(args)
@@ -374,20 +516,34 @@ def main() -> None:
     rows: list[Row] = []
     ratios: list[str] = []
     targets: list[str] = []
+    goals: list[Goal] = []
     with tempfile.TemporaryDirectory(prefix="ownership-bench-") as tmp:
         for bench in benches:
             for size, params in bench.sizes[:1] if args.quick else bench.sizes:
-                rows += measure(bench, size, params, args.cap, Path(tmp), ratios, targets)
+                rows += measure(bench, size, params, args.cap, Path(tmp), ratios, targets, goals)
         inc = incident()
+    scales = [] if args.quick or args.model or args.no_scale else scale(goals)
     wall_inc = float(inc[-1].split("|")[2])
     targets.append(f"- the incident's first counterexample, whole process: {wall_inc:.2f} s with the batch engine:"
                    f" target (< 1 s) {'met' if wall_inc < 1 else 'NOT met'}.")
-    command = "python benchmarks/run.py" + "".join(f" --model {b.name}" for b in benches if args.model)
+    command = "python benchmarks/run.py" + "".join(f" --model {b.name}" for b in benches if args.model) \
+        + (" --no-scale" if args.no_scale else "") + (" --quick" if args.quick else "")
+    load_after = load()
+    goals.append(Goal("6", "this file: CPU seconds beside wall seconds, the load average, SPIN's compile and run"
+                      " apart, the command; docs/performance.md says which figure is per CPU-second",
+                      f"load average before {load_before}, after {load_after}", "-", True))
+    whole = sorted(goals, key=lambda g: g.target)
+    summary = [f"Issue 14's targets as this run measured them ({sum(g.met for g in whole)} of {len(whole)} met;"
+               f" targets {', '.join(sorted({g.target for g in whole}))} measured):", "",
+               "| target | what | measured | threshold | |", "|---|---|---|---|---|", *(g.line() for g in whole)]
     lines = [
         "# Benchmark results",
         "",
         f"Command: `{command}` (after `bash benchmarks/setup.sh`), run {started}.",
-        f"Machine: {machine()}; SPIN: {spin_version()}; load average before {load_before}, after {load()}.",
+        f"Machine: {machine()}; SPIN: {spin_version()}; load average before {load_before}, after {load_after}.",
+        "",
+        *summary,
+        "",
         "Models (complete searches, so each with the fix that makes it verify):",
         "",
         *(f"- {b.name}: {b.spec} (Promela: benchmarks/peers/{b.pml.name}) with --fix {' --fix '.join(b.fixes)};"
@@ -412,6 +568,7 @@ def main() -> None:
         "",
         *targets,
         "",
+        *(["## Issue 14's targets 2 to 5 (benchmarks/scale_targets.py)", "", *scales, ""] if scales else []),
         "Notes: every tool runs in its own process; peak MB is that process's maximum resident set"
         " (for --workers 2, the parent's). SPIN counts one more transition than ours (its count includes"
         " the step into the initial state); its state count is checked equal to ours. The machine is a"
