@@ -377,6 +377,18 @@ def test_a_log_whose_arguments_name_a_key_twice_is_refused_with_the_key_and_line
     one_error_line(run, f"{log}:{no}: in the ", f"the key {key} is named twice")
 
 
+def test_a_json_dump_of_server_arguments_naming_a_key_twice_is_refused_with_the_key(tmp_path):
+    """A JSON dump with `"page_size": 16, ... "page_size": 64` was read as 64 (json.loads keeps
+    the last): exit 2, naming the file and the key, as for a log's repr."""
+    text = (CONFIG_DATA / "sglang-0.5.23-decode-server-info.json").read_text(encoding="utf-8")
+    assert text.count('"page_size": 64') == 1
+    dump = tmp_path / "decode.json"
+    dump.write_text(text.replace('"page_size": 64', '"page_size": 16, "page_size": 64'), encoding="utf-8")
+    run = run_cli("config-check", "--prefill-log", str(CONFIG_DATA / "sglang-0.5.23-prefill-incident.log"),
+                  "--decode-args", str(dump))
+    one_error_line(run, f"{dump}: ", 'the key "page_size" appears twice in one object')
+
+
 # --------------------------------------------------------------------------- long values in messages
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ownership.errors import ConfigError
+from ownership.trace import unique_keys
 
 from .bounds import _MAX_DIGITS, MAX_DP_RANKS, brief
 from .deployment import DECODE, PREFILL, SGLANG, VLLM, Figure, NodeReading
@@ -219,7 +220,12 @@ def read_server_args(text: str, *, path: str = "<args>", engine: str | None = No
         try:
             # A number of more digits than any real figure stays text, so that int() never sees
             # thousands of digits and _figure_value can name the key.
-            values = json.loads(stripped, parse_int=_json_int)
+            # A key named twice is refused (json.loads keeps the last silently): a dump of server
+            # arguments names each once, so such a file was edited and neither value can be believed.
+            values = json.loads(stripped, parse_int=_json_int,
+                                object_pairs_hook=lambda pairs: unique_keys(pairs, ConfigError))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
         except RecursionError as exc:
             raise ConfigError(
                 f"{path} is JSON nested deeper than Python's recursion limit ({sys.getrecursionlimit():,} levels), "
