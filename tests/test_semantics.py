@@ -113,6 +113,8 @@ def test_a_state_dependent_spec_error_is_the_same_error_in_every_engine(name, wh
     ("action_named_like_pool.py", "declares 'prefill' twice"),
     ("sys_exit_in_action.py", "SystemExit(0) in action go(): a spec must not exit the process"),
     ("enum_with_a_gap.py", "the members of IntEnum E (A=0, C=5) are not consecutive integers"),
+    ("write_in_invariant.py", "write_in_invariant.py:21: in invariant below-three: x := ...: a property reads the"
+                              " state and does not write it"),
 ])
 def test_a_spec_error_at_load_is_refused_by_every_engine_with_its_line(name, what):
     """Refused at load (the tracer runs first), so every engine says the same, at the spec's line."""
@@ -121,6 +123,13 @@ def test_a_spec_error_at_load_is_refused_by_every_engine_with_its_line(name, wha
     assert what in str(e.value) and e.value.file and e.value.file.endswith(name)
     run = run_cli("check", _path(name))
     assert run.code == 2 and run.err.startswith("error: ") and "Traceback" not in run.err
+
+
+def test_a_measure_that_writes_the_state_is_refused_with_its_line():
+    """NOTE(read-only-properties): a measure reads the state, as an invariant does."""
+    run = run_cli("check", _path("write_in_measure.py"), "--measure")
+    assert run.code == 2 and "Traceback" not in run.err, (run.code, run.err)
+    assert "write_in_measure.py:19: in measure how-far: x := ...: a property reads the state" in run.err, run.err
 
 
 @pytest.mark.parametrize("name, prop", [

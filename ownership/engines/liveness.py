@@ -602,7 +602,7 @@ def measures(model: Model, interp: Concrete, graph: Graph) -> dict[str, Measured
         values = []
         for state in graph.states:
             view.reset(state)
-            got = interp._run(lambda m=m, w=what: m.fn(interp.spec, view), f"in {what}")
+            got = interp._run(lambda m=m, w=what: view._read_only(w, lambda: m.fn(interp.spec, view)), f"in {what}")
             try:
                 sort = None if got is None else (sorts.TYPE_SORT.get(type(got)) or sorts.sort_of(got))
             except Exception:  # noqa: BLE001 (a str, a float, a list: no value of the language)

@@ -34,6 +34,9 @@ class StateView:
     """Named access to one state under one interpreter, plus the kernel operations."""
 
     model: Model
+    #: the property being evaluated ("invariant small"), or None in an action: a property
+    #: reads the state and never writes it (`_set` refuses)
+    _reading: str | None = None
 
     # -- what an interpreter supplies -------------------------------------------------------
 
@@ -138,7 +141,17 @@ class StateView:
 
     def _set(self, i: int, value: Any, info: SlotInfo) -> None:
         """Write state position i: the sort and the domain are checked at every write of the
-        spec (the kernel's own writes are in their domains by construction)."""
+        spec (the kernel's own writes are in their domains by construction). A property
+        writes nothing (NOTE(read-only-properties))."""
+        if self._reading is not None:
+            # NOTE(read-only-properties): a property is a condition on the state, as in TLA+ or
+            # Quint. A write in one would be read back by the property itself (`s.x = 0; return
+            # s.x < 3` held in every state) and, in an interpreter that evaluates the properties
+            # of a state on one view, by the properties after it: refused, at load (the tracer
+            # evaluates every property once), with the spec's line.
+            file, line = spec_location()
+            raise SpecError(f"{info.element(i - info.offset)} := ...: a property reads the state and does not"
+                            " write it; compute the value in a local variable instead", file=file, line=line)
         if not info.kernel:
             if TYPE_SORT.get(type(value)) is not info.sort:
                 sorts.expect(value, info.sort, f"{info.element(i - info.offset)} := ...")
@@ -168,7 +181,7 @@ class StateView:
 
     def _property(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
         """The condition a property (an invariant, a sometimes, a lemma, `finished`) returns."""
-        got = fn(self.model.spec, self, *args)
+        got = self._read_only(what, lambda: fn(self.model.spec, self, *args))
         code = getattr(fn, "__code__", None)
         file = code.co_filename if code else None
         line = code.co_firstlineno if code else None
@@ -181,12 +194,21 @@ class StateView:
             raise SpecError(e.message, file=file or e.file, line=line if file else e.line) from None
         return got
 
+    def _read_only(self, what: str, run: Callable[[], Any]) -> Any:
+        """run(), in which the state may be read and not written (NOTE(read-only-properties))."""
+        outer = self._reading
+        object.__setattr__(self, "_reading", what)
+        try:
+            return run()
+        finally:
+            object.__setattr__(self, "_reading", outer)
+
     def _liveness(self, prop: Any, what: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
         """The (p, q) conditions of a liveness property (`@eventually`: p is True; the engines
         take it in the initial state only)."""
         if prop.kind == "eventually":
             return True, self._property(prop.fn, what, *args)
-        got = prop.fn(self.model.spec, self, *args)
+        got = self._read_only(what, lambda: prop.fn(self.model.spec, self, *args))
         code = prop.fn.__code__
         if not (isinstance(got, tuple) and len(got) == 2):
             raise SpecError(f"leads_to property {prop.name} must return a pair (p, q): whenever p holds, q holds"
