@@ -353,6 +353,30 @@ def test_an_asymmetry_in_a_wide_page_sets_upper_limb_is_refused(tmp_path):
     assert reduced.coverage.states_before_symmetry == plain.coverage.states > reduced.coverage.states
 
 
+def test_bmc_renames_requests_of_wide_pools_only_where_every_limb_allows_it(tmp_path):
+    """bmc keeps one renaming of the requests (NOTE(canonical-order)) where the symmetry check
+    passes, which now reads every limb of a wide page set: not for r1 and r2 taking different
+    pages of the second limb (it finds r2's violation at the explicit engine's depth), and for
+    the symmetric variant, whose verdict is the one of every order and every naming."""
+    from ownership.engines import bmc, explicit
+    from ownership.engines.bmc import _interchangeable
+    from ownership.interpret.smt import encode
+
+    path = tmp_path / "upper_limb.py"
+    path.write_text(_UPPER_LIMB)
+    for params, symmetric in (({}, False), ({"asymmetric": 0, "requests": 3}, True)):
+        model = model_for(str(path), params=params)
+        assert batch.wide_pools(model)
+        assert _interchangeable(encode(model, symbolic=()), symbolic=(), lemmas=False) is symmetric
+        ref = explicit.check(model)
+        for canonical in (True, False):
+            got = bmc.check(model, max_depth=4, sometimes=False, canonical=canonical)
+            if ref.violation is not None:
+                assert (got.violation.property, len(got.trace.steps)) == (ref.violation.property, len(ref.trace.steps))
+            else:
+                assert got.verdict.word == "verified" and ref.verdict.word == "verified"
+
+
 def _random_wide_rows(model, rng: random.Random, n: int) -> list[tuple[int, ...]]:
     """Rows of values in each position's domain (page sets with pages in every limb); every
     other row has its requests alike (each copies one of two templates and no page names

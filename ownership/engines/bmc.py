@@ -435,12 +435,9 @@ def _interchangeable(enc: Encoding, *, symbolic: Sequence[SymbolicParam], lemmas
     if symbolic or (lemmas and enc.lemmas) or model.requests < 2:
         return False
     from ..interpret.batch import BatchModel
-    from .batch import wide_pools
     from .symmetry import equivariance_problem
 
-    if wide_pools(model):  # (the check reads one column a position: NOTE(wide-pages))
-        return False
-    try:  # (the check reads the batch interpreter's graph)
+    try:  # (the check reads the batch interpreter's graph; a wide page set's every limb: NOTE(wide-symmetry))
         problem = equivariance_problem(model, BatchModel(model))
     except Exception:  # a spec that graph cannot hold is explored under every renaming: still exact
         return False
