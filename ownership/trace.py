@@ -920,7 +920,7 @@ def replay(trace: Trace, model: Model) -> ReplayResult:
         binding = model.binding_of(step.action, tuple(step.args.values()))
         if binding is None:
             raise TraceFormatError(
-                f"step {i}: action {step.label()!r} is not an action of spec {name}"
+                f"step {i}: action {shorten(repr(step.label()), 120)} is not an action of spec {name}"
                 " with these arguments"
             )
         out = interp.step(states[-1], binding)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import OWNERSHIP, ROOT, TRACE, one_error_line, run_cli
 
+from ownership.api import model_for
+
 REPORT_FAILED = "cannot write the report to standard output"
 
 
@@ -324,6 +326,29 @@ def test_a_boolean_and_an_integer_are_never_taken_for_each_other_in_a_trace(tmp_
         doc["states"][step]["mbt::nondetPicks"][name] = value
     trace = _edited_trace(tmp_path, source, edit)
     one_error_line(run_cli("replay", str(trace), "--spec", str(spec)), f"step {step}: ", *parts)
+
+
+def test_a_binding_is_never_named_by_a_boolean_for_an_integer_or_the_other_way(kinds_trace):
+    """Model.binding_of, which replay and `ownership follow` (an adapter's Python values) look
+    bindings up with: True == 1 in Python, so bump(k=True) found bump(k=1)."""
+    spec, _ = kinds_trace
+    model = model_for(str(spec))
+    assert model.binding_of("bump", (1,)).label() == "bump(k=1)"
+    assert model.binding_of("bump", (True,)) is None
+    assert model.binding_of("set_flag", (True,)).label() == "set_flag(on=True)"
+    assert model.binding_of("set_flag", (1,)) is None and model.binding_of("set_flag", (0,)) is None
+
+
+def test_a_step_of_no_binding_with_a_huge_argument_is_named_shortened(tmp_path, kinds_trace):
+    """The label of a step that names no binding was printed whole: 900 digits."""
+    spec, source = kinds_trace
+
+    def edit(doc):
+        doc["states"][1]["mbt::nondetPicks"]["k"] = {"#bigint": "7" * 900}
+    trace = _edited_trace(tmp_path, source, edit)
+    run = run_cli("replay", str(trace), "--spec", str(spec))
+    one_error_line(run, "step 1: action ", "characters, shortened)", "is not an action of spec")
+    assert len(run.err) < 400, run.err
 
 
 def test_an_argument_the_spec_declares_boolean_still_replays(kinds_trace):

@@ -256,9 +256,14 @@ class Model:
         """The binding a trace step names (its action and its arguments' values as shown), or
         None when the spec has no such action with these arguments (or a value is unhashable)."""
         try:
-            return self._by_label.get((action or "", values))
+            found = self._by_label.get((action or "", values))
         except TypeError:
             return None
+        # (Python's True == 1: a boolean names no binding of an integer argument, nor the other way)
+        if found is not None and any(isinstance(v, bool) is not isinstance(shown, bool)
+                                     for v, (_, shown) in zip(values, found.shown)):
+            return None
+        return found
 
     def property_names(self) -> list[str]:
         """Every property that can be checked: the kernel's, the spec's invariants, then the
