@@ -100,7 +100,9 @@ def _long_log(path: Path, size: int) -> None:
 def test_a_log_ten_times_larger_takes_the_same_memory_and_about_ten_times_the_time(
     tmp_path: Path,
 ) -> None:
-    """20 MB against 2 MB: peak traced memory at most 2x, time at most 15x (streamed, no whole-file read)."""
+    """20 MB against 2 MB: peak traced memory at most 2x, time at most 30x (streamed, no whole-file
+    read; linear is 10x, quadratic 100x: the bound tells them apart with room for a busy
+    machine, where 15x failed once at 15.04x)."""
     small, big = tmp_path / "small.log", tmp_path / "big.log"
     _long_log(small, 2 << 20)
     _long_log(big, 20 << 20)
@@ -109,7 +111,7 @@ def test_a_log_ten_times_larger_takes_the_same_memory_and_about_ten_times_the_ti
     assert reading.pool_tokens is not None and reading.pool_tokens.value == 2_097_152
     small_time = best_time(lambda: cc.read_log(small))
     big_time = best_time(lambda: cc.read_log(big), reps=2)
-    assert big_time <= 15 * small_time, (big_time, small_time)
+    assert big_time <= 30 * small_time, (big_time, small_time)
     small_peak = peak_traced_memory(lambda: cc.read_log(small))
     big_peak = peak_traced_memory(lambda: cc.read_log(big))
     assert big_peak <= 2 * small_peak, (big_peak, small_peak)
