@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .confirm import confirm
 from .errors import OwnershipError, UsageError
 from .interpret.concrete import Flag
 from .lang.declare import BoolDomain, EnumDomain, PageSetDomain, as_domain
@@ -154,6 +155,7 @@ def check_spec(
         result = api.check(spec, params=params, fixes=fixes, engine=engine, max_seconds=max_seconds)
     else:
         raise UsageError(f"engine {engine!r} checks spec files only; use fuzz or explicit for a Spec class")
+    confirm(result, getattr(result, "model", None) or model)  # the one counterexample rule (ownership.confirm)
     setting = _setting(model)
     # liveness that no engine covered on every behaviour: not checked, or bounded (fuzz's
     # random runs, bmc's lassos of a bounded length)
