@@ -8,18 +8,23 @@
   checksum, then every value, NOTE(checked-levels); the two wrong verdicts the issue saw from
   overwritten words; a truncated file, a huge integer, an older format, a stray file; on Ray);
 - a checkpoint of every shipped spec resumes (the checks refuse no checkpoint the search wrote);
+- a level or checkpoint.json that cannot be written stops the search inconclusive, with the
+  coverage reached, and the checkpoint resumes (issue 29);
 - the options that cannot go together are refused before the search.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import pickle
+import resource
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -415,6 +420,68 @@ def test_ctrl_c_stops_a_checkpointed_run_at_once_and_it_resumes(tmp_path):
     assert resumed.code == 0 and json.loads(resumed.out)["coverage"]["states"] == 3_392_733
 
 
+# --------------------------------------------------------------------------- a checkpoint that cannot be written
+
+
+def _small_run(*extra: str, limit: int | None = None) -> tuple[int, dict, str]:
+    """`ownership check SMALL --json EXTRA` in a process of its own; with `limit`, files past
+    `limit` bytes cannot be written (RLIMIT_FSIZE, SIGXFSZ ignored: the write fails with EFBIG,
+    a real OSError, as on a full disk)."""
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    run = subprocess.run([OWNERSHIP, *SMALL, "--json", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         preexec_fn=small_files if limit is not None else None)
+    return run.returncode, json.loads(run.stdout) if run.stdout else {}, run.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE and SIGXFSZ as on Linux")
+def test_a_full_disk_keeps_the_coverage_reached_and_the_checkpoint_resumes(tmp_path):
+    """Issue 29: a level that cannot be written (here: past the process's file size limit)
+    ended with exit 2 and no coverage; now inconclusive (exit 3), with the states reached,
+    saying up to which level the checkpoint is complete, and the checkpoint resumes."""
+    where = tmp_path / "c"
+    code, doc, err = _small_run("--checkpoint", str(where), limit=40_000)
+    assert code == 3, (code, doc, err)
+    cov = doc["coverage"]
+    held = json.loads((where / "checkpoint.json").read_text())["levels"]
+    assert doc["verdict"] == "inconclusive" and cov["stopped_by"] == "checkpoint-failed" and not cov["complete"]
+    assert 2 <= held < 21 and cov["bound_depth"] == held - 1 and cov["states"] >= held
+    assert f"level-{held}.npz" in doc["note"] and f"complete up to level {held - 1}" in doc["note"]
+    code, doc, err = _small_run("--resume", str(where))
+    assert code == 0, err
+    cov = doc["coverage"]
+    assert (doc["verdict"], cov["states"], cov["transitions"], cov["depth"]) == ("verified", 65_732, 132_330, 21)
+
+
+def test_checkpoint_json_that_cannot_be_written_stops_the_search_with_its_coverage(tmp_path, monkeypatch):
+    """The disk fills while checkpoint.json is written: the previous one stays, whole."""
+    model, recipe = _recipe("sglang_pd", fixes=["door-retire"], params={"requests": 3})
+    writes, metas = ckpt.whole_file, []
+
+    def full_at_level_5(target: Path):
+        """The 6th checkpoint.json (levels 0..5) meets a full disk."""
+        if target.name == "checkpoint.json":
+            metas.append(target)
+            if len(metas) == 6:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return writes(target)
+
+    monkeypatch.setattr(ckpt, "whole_file", full_at_level_5)
+    where = tmp_path / "c"
+    got = partitioned.check(model, recipe=recipe, checkpoint=str(where))
+    monkeypatch.undo()
+    cov = got.coverage
+    assert got.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "checkpoint-failed" and cov.bound_depth == 4
+    assert "checkpoint.json: No space left on device" in got.note and "complete up to level 4" in got.note
+    assert json.loads((where / "checkpoint.json").read_text())["levels"] == 5
+    resumed = partitioned.check(model, recipe=recipe, resume=str(where))
+    assert (resumed.verdict, resumed.coverage.states, resumed.coverage.transitions) == (
+        Verdict.VERIFIED, 65_732, 132_330)
+
+
 # --------------------------------------------------------------------------- on Ray: the workers read the checkpoint
 
 
@@ -436,6 +503,21 @@ def test_a_damaged_checkpoint_read_by_ray_workers_is_refused(ray_cluster, tmp_pa
         _resign(where)
     with pytest.raises(UsageError, match=f"{level} is damaged"):
         _on_ray(ray_cluster, model, recipe, resume=str(where))
+
+
+def test_a_level_a_ray_worker_cannot_write_stops_the_search_with_its_coverage(ray_cluster, tmp_path):
+    """A folder where a worker's level file goes: its write fails (IsADirectoryError)."""
+    model, recipe = _recipe("sglang_pd", fixes=["door-retire"], params={"requests": 3})
+    where = tmp_path / "c"
+    (where / "part-1" / "level-6.npz").mkdir(parents=True)
+    got = _on_ray(ray_cluster, model, recipe, checkpoint=str(where))
+    cov = got.coverage
+    assert got.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "checkpoint-failed" and cov.bound_depth == 5
+    assert "part-1/level-6.npz" in got.note and "complete up to level 5" in got.note
+    (where / "part-1" / "level-6.npz").rmdir()
+    resumed = _on_ray(ray_cluster, model, recipe, resume=str(where))
+    assert (resumed.verdict, resumed.coverage.states, resumed.coverage.transitions) == (
+        Verdict.VERIFIED, 65_732, 132_330)
 
 
 def test_zeroed_words_resumed_with_ray_local_are_bad_input_not_a_double_free(ray_cluster, tmp_path):

@@ -87,10 +87,11 @@ class LevelFile:
 
 @dataclass
 class Saved:
-    """One partition's level written into the checkpoint: what the driver records."""
+    """One partition's level written (or not) into the checkpoint: what the driver records."""
 
     name: str          # the file inside the checkpoint folder: part-I/level-D.npz
-    sha256: str = ""   # the checksum of its bytes
+    sha256: str = ""   # the checksum of its bytes; "" when it could not be written
+    error: str = ""    # why it could not be written (a full disk: the search stops, issue 29)
 
 
 def level_name(part: int, d: int) -> str:
@@ -170,7 +171,9 @@ def _foreign_part(name: str, parts: int) -> bool:
 
 def write_level(where: str, part: int, d: int, *, words: np.ndarray, parent_part: np.ndarray,
                 parent_id: np.ndarray, via: np.ndarray, orbit: np.ndarray | None) -> Saved:
-    """Write one partition's level (whole or not at all: a temporary file, then renamed)."""
+    """Write one partition's level (whole or not at all: a temporary file, then renamed).
+    A file that cannot be written (a full disk, any OSError) is said in the Saved, not
+    raised: the search stops with the coverage it reached (issue 29)."""
     target = _level_path(where, part, d)
     arrays = {"words": np.ascontiguousarray(words), "parent_part": parent_part, "parent_id": parent_id, "via": via}
     if orbit is not None:
@@ -181,7 +184,7 @@ def write_level(where: str, part: int, d: int, *, words: np.ndarray, parent_part
             np.savez(f, **arrays)  # type: ignore[arg-type]
         return Saved(level_name(part, d), sha256=_sha256(target))
     except OSError as e:
-        raise UsageError(f"cannot write the checkpoint to {target}: {e.strerror or e}") from None
+        return Saved(level_name(part, d), error=str(e.strerror or e))
 
 
 def _sha256(path: Path) -> str:
@@ -290,16 +293,14 @@ _MASK64 = (1 << 64) - 1
 
 
 def write_meta(where: str, meta: Meta) -> None:
-    """Write checkpoint.json (whole or not at all), with the checksum of its content."""
+    """Write checkpoint.json (whole or not at all), with the checksum of its content.
+    OSError when it cannot be written: the caller stops the search (issue 29)."""
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "digest": meta.digest, "layout": meta.layout,
                            "parts": meta.parts, "levels": meta.levels, "sizes": meta.sizes,
                            "transitions": meta.transitions, "reached": meta.reached, "files": meta.files}
     doc["checksum"] = meta_checksum(doc)
-    try:
-        with whole_file(Path(where) / META) as f:
-            f.write((json.dumps(doc) + "\n").encode())
-    except OSError as e:
-        raise UsageError(f"cannot write the checkpoint to {Path(where) / META}: {e.strerror or e}") from None
+    with whole_file(Path(where) / META) as f:
+        f.write((json.dumps(doc) + "\n").encode())
 
 
 def meta_checksum(doc: dict[str, Any]) -> str:

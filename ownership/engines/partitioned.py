@@ -24,7 +24,8 @@ The same search as the single-process engine (ownership.engines.batch), level by
 - checkpoints (ownership.engines.checkpoint): with `checkpoint=DIR` every partition writes each
   new level of its states when the level is complete, and `resume=DIR` continues from the last
   complete level, with the final counts of an uninterrupted run; each partition checks the
-  levels it reads (NOTE(checked-levels)).
+  levels it reads (NOTE(checked-levels)). A level that cannot be written (a full disk) stops the
+  search, `inconclusive` ("checkpoint-failed"), with the coverage reached (issue 29).
 
 The partitions run in this process (`Local`, for one partition: a checkpointed run without
 Ray) or as Ray actors (`OnRay`). Engines never print: progress goes to the reporter.
@@ -300,7 +301,8 @@ class Partition:
     # -- checkpoints ------------------------------------------------------------------------------
 
     def save_level(self, where: str, d: int) -> ckpt.Saved:
-        """Write level d of this partition's states into the checkpoint folder: its name and checksum."""
+        """Write level d of this partition's states into the checkpoint folder: its name and
+        checksum, or why it could not be written (a full disk: the driver stops, issue 29)."""
         lo, hi = self.level_start[d], self.level_start[d + 1]
         orbit = self.orbits[d] if self.orbits and len(self.orbits) > d else None
         return ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
@@ -648,12 +650,31 @@ class _Driver:
     def _save(self, d: int) -> None:
         """Level d is complete everywhere: every partition writes it, then the driver's
         checkpoint.json says the checkpoint now holds levels 0..d (written last, atomically),
-        with each file's checksum."""
+        with each file's checksum. A file that cannot be written (a full disk) stops the
+        search with the coverage it reached (issue 29): the checkpoint keeps levels 0..d-1."""
         assert self.checkpoint is not None
         saved: list[ckpt.Saved] = self.where.call("save_level", self.checkpoint, d)
-        self.files.update({s.name: s.sha256 for s in saved})
-        ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes, self.transitions,
-                                                   dict(self.reached), self.layout, dict(self.files)))
+        failed = next((s for s in saved if s.error), None)
+        if failed is None:
+            self.files.update({s.name: s.sha256 for s in saved})
+            try:
+                ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes,
+                                                           self.transitions, dict(self.reached), self.layout,
+                                                           dict(self.files)))
+                return
+            except OSError as e:
+                failed = ckpt.Saved(ckpt.META, error=str(e.strerror or e))
+        raise _Stop(self._unsaved(d, failed))
+
+    def _unsaved(self, d: int, failed: ckpt.Saved) -> CheckResult:
+        """The result of a search whose level d could not be checkpointed: inconclusive, with
+        the coverage reached, and what the checkpoint still holds."""
+        result = self._finish("checkpoint-failed", self._bound())
+        held = (f"it is complete up to level {d - 1}, and --resume {self.checkpoint} continues from there" if d
+                else "it holds no level")
+        said = f"the checkpoint could not be written, {failed.name}: {failed.error}; {held}"
+        result.note = f"{result.note}; {said}" if result.note else said
+        return result
 
     def _events(self, d: int, outs: list[Expanded]) -> None:
         """After level d's expansion: the events in the single-process engine's order."""
