@@ -23,7 +23,9 @@ The same search as the single-process engine (ownership.engines.batch), level by
   (a crashed process, a node gone) is `inconclusive` too ("worker-lost"), never verified;
 - checkpoints (ownership.engines.checkpoint): with `checkpoint=DIR` every partition writes each
   new level of its states when the level is complete, and `resume=DIR` continues from the last
-  complete level, with the final counts of an uninterrupted run.
+  complete level, with the final counts of an uninterrupted run; each partition checks the
+  levels it reads (NOTE(checked-levels)). A level that cannot be written (a full disk) stops the
+  search, `inconclusive` ("checkpoint-failed"), with the coverage reached (issue 29).
 
 The partitions run in this process (`Local`, for one partition: a checkpointed run without
 Ray) or as Ray actors (`OnRay`). Engines never print: progress goes to the reporter.
@@ -298,22 +300,29 @@ class Partition:
 
     # -- checkpoints ------------------------------------------------------------------------------
 
-    def save_level(self, where: str, d: int) -> None:
-        """Write level d of this partition's states into the checkpoint folder."""
+    def save_level(self, where: str, d: int) -> ckpt.Saved:
+        """Write level d of this partition's states into the checkpoint folder: its name and
+        checksum, or why it could not be written (a full disk: the driver stops, issue 29)."""
         lo, hi = self.level_start[d], self.level_start[d + 1]
         orbit = self.orbits[d] if self.orbits and len(self.orbits) > d else None
-        ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
-                         parent_id=self.parent_id[d], via=self.via[d], orbit=orbit)
+        return ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
+                                parent_id=self.parent_id[d], via=self.via[d], orbit=orbit)
 
-    def load(self, where: str, levels: int) -> tuple[int, int]:
-        """Read levels 0 .. levels-1 from a checkpoint folder (a fresh partition); returns the
-        states kept, and how many they stand for under symmetry."""
+    def load(self, where: str, meta: ckpt.Meta) -> tuple[int, int]:
+        """Read levels 0 .. meta.levels-1 from a checkpoint folder (a fresh partition), each
+        checked before it is used (NOTE(checked-levels)); returns the states kept, and how many
+        they stand for under symmetry."""
         self.level_start = [0]
         self.parent_part, self.parent_id, self.via, self.orbits = [], [], [], []
-        for d in range(levels):
-            lv = ckpt.read_level(where, self.index, d, self.exp.k)
+        packing = ckpt.packing_of(self.exp.bm.layout, self.model)
+        largest = None if self.exp.canon is None else int(self.exp.canon.order)
+        for d in range(meta.levels):
+            lv = ckpt.read_level(where, meta, self.index, d, self.exp.k)
+            ckpt.check_level(where, meta, self.index, d, lv, packing=packing, bindings=self.B, largest_orbit=largest)
+            self._check_states(where, d, lv.words)
             self.level_start.append(self.store.n)
-            self.table.insert(row_hash(lv.words), lv.words, self.store.n)
+            if self.table.insert(row_hash(lv.words), lv.words, self.store.n).size != lv.words.shape[1]:
+                raise ckpt.damaged(where, ckpt.level_name(self.index, d), "a state is stored twice")
             self.store.append(lv.words)
             self.level_start[-1] = self.store.n
             self.parent_part.append(lv.parent_part)
@@ -322,6 +331,19 @@ class Partition:
             if lv.orbit is not None:
                 self.orbits.append(lv.orbit)
         return self.store.n, sum(int(o.sum()) for o in self.orbits)
+
+    def _check_states(self, where: str, d: int, words: np.ndarray) -> None:
+        """A level's states from a checkpoint are this partition's by hash, and level 0 is the
+        initial state (NOTE(checked-levels); that each is stored once, load checks)."""
+        name = ckpt.level_name(self.index, d)
+        if words.shape[1] and np.any(owner_of(row_hash(words), self.parts) != self.index):
+            raise ckpt.damaged(where, name, "a state belongs to another partition")
+        if d == 0 and words.shape[1]:
+            init = self.exp.bm.layout.pack_rows([self.model.initial])
+            if self.exp.canon is not None:
+                init, _ = self.exp.canon.canonicalise(init)
+            if not np.array_equal(words, init):
+                raise ckpt.damaged(where, name, "level 0 is not the initial state")
 
 
 # --------------------------------------------------------------------------- where partitions run
@@ -510,6 +532,8 @@ class _Driver:
         self.start = self.last_report = time.monotonic()
         self.names = bm.sometimes_names
         self.bits = bm.layout.bits
+        self.layout = ckpt.layout_fingerprint(bm.layout, len(model.bindings))  # (what a checkpoint's words mean)
+        self.files: dict[str, str] = {}   # the checkpoint's level files so far, with their checksums
         self.reached = {n: False for n in self.names}
         self.sizes: list[list[int]] = []   # per level, per partition: states
         self.transitions = 0
@@ -569,8 +593,9 @@ class _Driver:
         where = self.where
         d = 0
         if self.resume is not None:
-            meta = ckpt.read_meta(self.resume, self._digest(), self.parts)
-            got = where.call("load", self.resume, meta.levels)
+            meta = ckpt.read_meta(self.resume, self._digest(), self.layout, self.parts)
+            got = where.call("load", self.resume, meta)
+            self.files = dict(meta.files)
             self.sizes = [list(s) for s in meta.sizes]
             self.represented = sum(o for _, o in got)
             if [n for n, _ in got] != [sum(lv[i] for lv in self.sizes) for i in range(self.parts)]:
@@ -624,11 +649,32 @@ class _Driver:
 
     def _save(self, d: int) -> None:
         """Level d is complete everywhere: every partition writes it, then the driver's
-        checkpoint.json says the checkpoint now holds levels 0..d (written last, atomically)."""
+        checkpoint.json says the checkpoint now holds levels 0..d (written last, atomically),
+        with each file's checksum. A file that cannot be written (a full disk) stops the
+        search with the coverage it reached (issue 29): the checkpoint keeps levels 0..d-1."""
         assert self.checkpoint is not None
-        self.where.call("save_level", self.checkpoint, d)
-        ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes,
-                                                   self.transitions, dict(self.reached)))
+        saved: list[ckpt.Saved] = self.where.call("save_level", self.checkpoint, d)
+        failed = next((s for s in saved if s.error), None)
+        if failed is None:
+            self.files.update({s.name: s.sha256 for s in saved})
+            try:
+                ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes,
+                                                           self.transitions, dict(self.reached), self.layout,
+                                                           dict(self.files)))
+                return
+            except OSError as e:
+                failed = ckpt.Saved(ckpt.META, error=str(e.strerror or e))
+        raise _Stop(self._unsaved(d, failed))
+
+    def _unsaved(self, d: int, failed: ckpt.Saved) -> CheckResult:
+        """The result of a search whose level d could not be checkpointed: inconclusive, with
+        the coverage reached, and what the checkpoint still holds."""
+        result = self._finish("checkpoint-failed", self._bound())
+        held = (f"it is complete up to level {d - 1}, and --resume {self.checkpoint} continues from there" if d
+                else "it holds no level")
+        said = f"the checkpoint could not be written, {failed.name}: {failed.error}; {held}"
+        result.note = f"{result.note}; {said}" if result.note else said
+        return result
 
     def _events(self, d: int, outs: list[Expanded]) -> None:
         """After level d's expansion: the events in the single-process engine's order."""
