@@ -116,9 +116,17 @@ def _refused(folder: Path, marker: Path, why: str) -> None:
 def _owned_by_someone_else(folder: Path, monkeypatch) -> None:
     if os.geteuid() == 0:
         os.chown(folder, 12345, 12345)
-    else:  # (only root can give a folder away: the check is told the user is someone else)
-        me = os.geteuid()
-        monkeypatch.setattr(compiled, "_user", lambda: me + 1)
+        return
+    real = os.lstat  # (only root can give a folder away: lstat says that this one is uid 12345's)
+
+    def lstat(path, *args, **kw):
+        st = real(path, *args, **kw)
+        if Path(path) != folder:
+            return st
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, 12345, st.st_gid, st.st_size,
+                               int(st.st_atime), int(st.st_mtime), int(st.st_ctime)))
+
+    monkeypatch.setattr(os, "lstat", lstat)
 
 
 @pytest.mark.parametrize("where", ["user cache", "temporary fallback"])
