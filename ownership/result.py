@@ -61,7 +61,7 @@ class Coverage:
     transitions: int
     depth: int
     complete: bool
-    stopped_by: str | None = None  # "violation", "max-states", "max-seconds", "interrupt", ...
+    stopped_by: str | None = None  # "violation", "max-states", "max-seconds", "interrupt", "worker-lost", "worker-unresponsive", ...
     seconds: float = 0.0
     #: when incomplete: every execution of at most this many steps was checked
     bound_depth: int | None = None
