@@ -75,13 +75,18 @@ def _kill_session(sid: int) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("scheme", ["", "ray://"])
-def test_an_address_where_nothing_listens_is_bad_input_at_once(scheme):
+@pytest.mark.parametrize("how", ["address", "ray://", "auto, RAY_ADDRESS=ray://"])
+def test_an_address_where_nothing_listens_is_bad_input_at_once(how):
     """Nothing listens at the address: exit 2 and one line naming it, not a wait for Ray's
-    own connection (41 s, past --max-seconds 10, in issue 29); the same for Ray Client."""
+    own connection (41 s, past --max-seconds 10, in issue 29); the same for Ray Client, and
+    for `auto` where RAY_ADDRESS names the cluster (a `ray://` one too, as Ray reads it)."""
     with _closed_port() as sock:
         where = f"127.0.0.1:{sock.getsockname()[1]}"
-        run = _command("check", DOUBLE_FREE, "--ray", scheme + where, "--max-seconds", "20")
+        env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+        address = {"address": where, "ray://": f"ray://{where}"}.get(how, "auto")
+        if how.startswith("auto"):
+            env["RAY_ADDRESS"] = f"ray://{where}"
+        run = _command("check", DOUBLE_FREE, "--ray", address, "--max-seconds", "20", env=env)
     assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
     lines = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
     assert len(lines) == 1 and f"no Ray cluster answers at {where} (Connection refused)" in lines[0], run.stderr

@@ -143,6 +143,9 @@ def _endpoint(ray: Any, address: str) -> tuple[str, int] | None:
         rest = address.removeprefix("ray://").split("/", 1)[0]
         default: int | None = CLIENT_PORT
     elif address == "auto":
+        named = os.environ.get("RAY_ADDRESS", "")
+        if named and named != "auto":  # (Ray's `auto` is RAY_ADDRESS first, a ray:// one too)
+            return _endpoint(ray, named)
         try:
             from ray._private.services import canonicalize_bootstrap_address_or_die
 
@@ -150,7 +153,7 @@ def _endpoint(ray: Any, address: str) -> tuple[str, int] | None:
         except ConnectionError as e:
             raise UsageError(f"--ray auto: {shorten(str(e), 200)}; give `local` to start a Ray instance on this"
                              " machine, or the address of a running cluster") from None
-        except (ImportError, AttributeError):  # (another Ray: its own connection decides)
+        except (ImportError, AttributeError, ValueError):  # (another Ray: its own connection decides)
             return None
         default = None
     else:
