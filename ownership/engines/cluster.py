@@ -6,8 +6,10 @@ one), says how many CPUs it has, and carries a `Recipe`: how a worker builds the
 again (a Model holds traced code and is not shipped; each worker loads the spec itself, from
 the same file or, on a machine that lacks it, from the source text the driver read).
 
-Engines never print: Ray's own logging is set to errors only, and its workers' output is not
-forwarded to the terminal.
+Engines never print: Ray's own logging is set to errors only, its workers' output is not
+forwarded to the terminal, and the cluster's messages to the driver (a worker died) go to
+standard error. Joining a running cluster is bounded (CONNECT_SECONDS, and the command's
+limits): an address where no Ray cluster answers is bad input, never a wait for good.
 """
 
 from __future__ import annotations
