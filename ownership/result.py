@@ -61,8 +61,9 @@ class Coverage:
     transitions: int
     depth: int
     complete: bool
-    #: "violation", "max-states", "max-seconds", "interrupt", "worker-lost", "checkpoint-failed" (a
-    #: level or checkpoint.json of --checkpoint could not be written: a full disk, issue 29), ...
+    #: "violation", "max-states", "max-seconds", "interrupt", "worker-lost", "worker-unresponsive",
+    #: "checkpoint-failed" (a level or checkpoint.json of --checkpoint could not be written: a
+    #: full disk, issue 29), ...
     stopped_by: str | None = None
     seconds: float = 0.0
     #: when incomplete: every execution of at most this many steps was checked

@@ -135,7 +135,8 @@ class Partition:
         self._via_type = np.uint16 if self.B <= 1 << 16 else np.uint32
 
     def ready(self) -> bool:
-        """True once built (the driver waits for every Ray actor to be)."""
+        """True once built (the driver waits for every Ray actor to be); on Ray, also the
+        watchdog's ping (OnRay)."""
         return True
 
     # -- levels -----------------------------------------------------------------------------------
@@ -375,17 +376,37 @@ class Local:
 
 
 class WorkerLost(Exception):
-    """A Ray worker died or became unreachable mid-search."""
+    """A Ray worker died, became unreachable, or stopped answering mid-search; `stopped_by`
+    says which ("worker-lost", or "worker-unresponsive" from the watchdog of OnRay)."""
+
+    def __init__(self, what: str, stopped_by: str = "worker-lost") -> None:
+        super().__init__(what)
+        self.stopped_by = stopped_by
 
 
 class TimeUp(Exception):
     """The search's max_seconds passed while the driver waited for the workers."""
 
 
+#: A partition that answers no ping for this long is taken for frozen (a stopped process, a
+#: node cut off that Ray still counts alive): the search stops, inconclusive, stopped by
+#: "worker-unresponsive", with the levels completed (issue 29: it waited for good).
+UNRESPONSIVE_SECONDS = 30.0
+
+#: How often the driver pings each partition while it waits for them.
+PING_EVERY = 1.0
+
+
 class OnRay:
     """Partitions as Ray actors, named `ownership-<run>-<i>` (so that an operator, or a test,
     can find them); the successors move between them through Ray's object store, never
-    through the driver."""
+    through the driver.
+
+    A watchdog: while the driver waits, it pings every partition once a PING_EVERY; a ping
+    runs in a concurrency group of its own ("watch"), beside the partition's work, so that a
+    busy partition answers and a frozen one does not (after UNRESPONSIVE_SECONDS: WorkerLost,
+    "worker-unresponsive"). Only once every partition is built: a partition being built
+    answers nothing, and its start is bounded by max_seconds only."""
 
     def __init__(self, ray: Any, recipe: Recipe, parts: int, symmetry: bool, block: int, held: Any,
                  deadline: float | None = None) -> None:
@@ -396,11 +417,14 @@ class OnRay:
         from .cluster import cluster_cpus
 
         # (more partitions than CPUs share them: each asks for its share, so that all start)
-        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts))(Partition)
+        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts), concurrency_groups={"watch": 1})(Partition)
         self.actors = [actor.options(name=f"ownership-{self.run}-{i}").remote(
             recipe, i, parts, symmetry=symmetry, block=block, share=parts) for i in range(parts)]
         self._outs: list[Any] = []
+        self.pings: dict[int, tuple[Any, float]] = {}  # the ping in flight of each partition, and when it was sent
+        self.heard: list[float] | None = None  # when each partition last answered a ping (None: not watched yet)
         self.wait([a.ready.remote() for a in self.actors])
+        self.heard = [time.monotonic()] * parts
 
     def wait(self, refs: Sequence[Any]) -> list[Any]:
         """The values of `refs`, waiting TICK at a time so that Ctrl-C and limits act (NOTE(deferred))."""
@@ -410,6 +434,7 @@ class OnRay:
             self.held.poll()
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise TimeUp
+            self._watch()
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=TICK)
         self.held.poll()
         try:
@@ -421,6 +446,27 @@ class OnRay:
             raise InternalError(f"a partition failed: {cause or e}") from None
         except ray.exceptions.RayError as e:  # an actor died, a node was lost, an object was lost
             raise WorkerLost(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+    def _watch(self) -> None:
+        """The watchdog (see the class): note the pings answered, raise WorkerLost for one
+        unanswered for UNRESPONSIVE_SECONDS, send a ping to each partition due one. A ping
+        of a dead actor counts as answered: waiting on its work says it died (WorkerLost)."""
+        if self.heard is None:
+            return
+        now = time.monotonic()
+        if self.pings:
+            answered, _ = self.ray.wait([ref for ref, _ in self.pings.values()], num_returns=len(self.pings), timeout=0)
+            done = set(answered)
+            for i, (ref, sent) in list(self.pings.items()):
+                if ref in done:
+                    del self.pings[i]
+                    self.heard[i] = now
+                elif now - sent >= UNRESPONSIVE_SECONDS:
+                    raise WorkerLost(f"partition {i} answered no ping for {UNRESPONSIVE_SECONDS:g} s",
+                                     stopped_by="worker-unresponsive")
+        for i, a in enumerate(self.actors):
+            if i not in self.pings and now - self.heard[i] >= PING_EVERY:
+                self.pings[i] = (a.ready.options(concurrency_group="watch").remote(), now)
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return self.wait([getattr(a, method).remote(*args) for a in self.actors])
@@ -574,8 +620,8 @@ class _Driver:
                 return self._search()
             except _Stop as stop:
                 return stop.result
-            except WorkerLost as lost:
-                return self._finish("worker-lost", self._bound(), note=str(lost))
+            except WorkerLost as lost:  # (died, or frozen: "worker-unresponsive")
+                return self._finish(lost.stopped_by, self._bound(), note=str(lost))
             except TimeUp:  # (on Ray: the workers are stopped mid-level; the levels done count)
                 return self._finish("max-seconds", self._bound())
             except KeyboardInterrupt:  # Ctrl-C, or a command's limit (ownership.limits)
@@ -762,7 +808,7 @@ class _Driver:
         while depth > 0 and sum(self.sizes[depth]) == 0:
             depth -= 1
         complete = stopped_by is None
-        if stopped_by == "worker-lost":
+        if stopped_by in ("worker-lost", "worker-unresponsive"):
             cov = Coverage(self.states(), self.transitions, depth, complete=False, stopped_by=stopped_by,
                            seconds=time.monotonic() - self.start, bound_depth=bound)
         else:
