@@ -428,3 +428,9 @@ def test_every_semantics_case_is_tested():
     text = Path(__file__).read_text()
     for p in SPECS.glob("*.py"):
         assert f'"{p.name}"' in text, p.name
+
+
+def test_every_operation_of_the_table_gets_one_answer_from_every_engine():
+    """tests/specs/semantics/every_operation.py (issue 30): one action per operation of
+    ownership/ir/ops.py; tests/test_operations.py compares its steps state by state."""
+    assert _same(_answers("every_operation.py")) == ("verified",)
