@@ -14,10 +14,9 @@ from typing import Any
 from . import limits
 from .confirm import confirm, replayed
 from .errors import TraceFormatError, UsageError
-from .interpret.validate import build_model
+from .interpret.validate import model_for
 from .lang.loader import (
     is_path,
-    load_spec,
     resolve_spec_path,
     shipped_specs,
     split_ref,
@@ -37,19 +36,6 @@ def spec_ref(ref: str) -> str:
         if p.resolve() == path.resolve():
             return name + (f":{cls_name}" if cls_name else "")
     return ref
-
-
-def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
-              version: str | None = None, skip: Any = (), shipped_only: bool = False,
-              liveness: Any = ()) -> Model:
-    """Load and validate a spec at parameters, fixes and (optionally) an engine release;
-    `skip` names properties not to check; `liveness` kernel liveness properties to check
-    besides those the spec names; `shipped_only`: `spec` comes from a trace, and only a
-    shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
-    with limits.phase("loading the spec"):
-        cls = load_spec(spec, shipped_only=shipped_only)
-    with limits.phase("tracing the spec's actions"):
-        return build_model(cls, params or {}, fixes, version, skip=skip, liveness=liveness)
 
 
 def nothing_to_check(model: Model) -> None:

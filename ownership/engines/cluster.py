@@ -251,10 +251,10 @@ class Recipe:
         return h.hexdigest()
 
     def build(self) -> Model:
-        """The model, built as the driver built it (ownership.api.model_for); from the source
-        text when this machine does not hold the same file."""
-        from .. import api
+        """The model, built as the driver built it (ownership.interpret.validate.model_for);
+        from the source text when this machine does not hold the same file."""
         from ..errors import InternalError
+        from ..interpret.validate import model_for
         from ..lang.loader import is_path, split_ref
 
         spec = self.spec
@@ -263,8 +263,8 @@ class Recipe:
             where = Path(tempfile.mkdtemp(prefix="ownership-spec-")) / Path(base).name
             where.write_text(self.source)
             spec = str(where) + (f":{cls_name}" if cls_name else "")
-        model = api.model_for(spec, params=dict(self.params), fixes=self.fixes, version=self.version,
-                              skip=self.skip, liveness=self.liveness)
+        model = model_for(spec, params=dict(self.params), fixes=self.fixes, version=self.version,
+                          skip=self.skip, liveness=self.liveness)
         if self.shape and shape_of(model) != self.shape:
             raise InternalError(f"a worker built a different model from {self.spec} ({shape_of(model)} against the"
                                 f" driver's {self.shape})")

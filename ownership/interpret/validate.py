@@ -5,14 +5,19 @@ action binding and property through the symbolic tracer (ownership.interpret.sym
 that a spec error (Python control flow on state, an operation the language refuses, an
 unknown slot) is reported with file and line before any engine runs. It lives here, above the
 language, because validating is tracing (docs/adr/0005-the-kernel-stands-on-the-language.md).
+`model_for(spec, ...)` loads a spec by name or path and builds it: what every command, the
+public API (ownership.model_for) and a Ray worker (ownership.engines.cluster) call; here, below
+the engines, so that none of them reaches up to ownership.api for it (issue 30).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import limits
 from ..errors import OwnershipError
 from ..lang.failure import spec_failure
+from ..lang.loader import load_spec
 from ..lang.model import Model
 from ..lang.properties import CRASH
 from ..lang.spec import Spec
@@ -41,4 +46,17 @@ def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: An
     return model
 
 
-__all__ = ["VALIDATE_MAX_PAGES", "build_model"]
+__all__ = ["VALIDATE_MAX_PAGES", "build_model", "model_for"]
+
+
+def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
+              version: str | None = None, skip: Any = (), shipped_only: bool = False,
+              liveness: Any = ()) -> Model:
+    """Load and validate a spec at parameters, fixes and (optionally) an engine release;
+    `skip` names properties not to check; `liveness` kernel liveness properties to check
+    besides those the spec names; `shipped_only`: `spec` comes from a trace, and only a
+    shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
+    with limits.phase("loading the spec"):
+        cls = load_spec(spec, shipped_only=shipped_only)
+    with limits.phase("tracing the spec's actions"):
+        return build_model(cls, params or {}, fixes, version, skip=skip, liveness=liveness)
