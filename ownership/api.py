@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from . import limits
+from . import limits, registry
 from .confirm import confirm, replayed
 from .errors import TraceFormatError, UsageError
 from .interpret.validate import model_for
@@ -25,7 +25,8 @@ from .lang.model import Model
 from .result import CheckResult, Verdict
 from .trace import ReplayResult, Trace
 
-ENGINES = ("explicit", "bmc", "fuzz")
+#: The engines a user can name (ownership.registry: what each takes).
+ENGINES = tuple(registry.ENGINES)
 
 
 def spec_ref(ref: str) -> str:
@@ -129,23 +130,20 @@ def check(
     `checkpoint`/`resume`: a folder where the explicit engine's
     search writes each complete level, and from which a killed run continues
     (ownership.engines.checkpoint); without `ray` it runs in this process."""
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
-    if symbolic and engine != "bmc":
-        raise UsageError("--symbolic needs the symbolic engine: add --engine bmc")
-    if engine != "fuzz" and any(v is not None for v in (runs, steps, seed, profile)):
-        raise UsageError("--runs, --steps, --seed and --profile belong to the fuzz engine: add --engine fuzz")
+    # which engine takes which option: one table (ownership.registry), before loading
+    registry.refuse_foreign(engine, {
+        "symbolic": tuple(symbolic), "runs": runs, "steps": steps, "seed": seed, "profile": profile,
+        "symmetry": symmetry, "max_memory": max_memory, "searches": searches, "checkpoint": checkpoint,
+        "resume": resume, "ray": ray, "native": native, "max_states": max_states, "max_depth": max_depth})
     if profile == "":
         raise UsageError("--profile '': an empty profile name; give default, ci or the name of a registered"
                          " Hypothesis profile, or leave --profile out")
     distributed = ray is not None or checkpoint is not None or resume is not None
     parts, workers = workers, 1 if workers is None else workers  # (on Ray, None: the cluster's CPUs)
-    if engine != "explicit" and (symmetry or max_memory is not None or (workers != 1 and ray is None)):
-        raise UsageError("--symmetry, --workers and --max-memory belong to the explicit engine")
+    if engine != "explicit" and workers != 1 and ray is None:
+        raise UsageError(registry.EXPLICIT_ONLY)
     check_distributed(engine, ray=ray, checkpoint=checkpoint, resume=resume, searches=searches,
                       workers=parts, max_memory=max_memory)
-    if native and engine != "explicit":
-        raise UsageError(f"--native compiles the explicit engine's search; --engine {engine} does not take it")
     if native and (workers != 1 or distributed):
         raise UsageError("--native compiles the explicit engine's search in one process: it does not take"
                          " --workers, --ray, --checkpoint or --resume yet; leave --native out for those")
@@ -310,17 +308,13 @@ def check_distributed(engine: str, *, ray: str | None, checkpoint: str | None, r
                       searches: int | None, workers: int | None, max_memory: int | None) -> None:
     """Refuse option combinations of --ray, --checkpoint, --resume and --searches that no
     engine runs (before the spec is loaded)."""
-    if searches is not None and (engine != "fuzz" or ray is None):
+    if searches is not None and ray is None:
         raise UsageError("--searches is the number of fuzz searches of a swarm: give it with --engine fuzz --ray ADDRESS")
     if searches is not None and searches < 1:
         raise UsageError(f"--searches {searches}: a swarm needs at least 1 search")
-    if (checkpoint is not None or resume is not None) and engine != "explicit":
-        raise UsageError("--checkpoint and --resume belong to the explicit engine's breadth-first search")
     if checkpoint is not None and resume is not None:
         raise UsageError("give --checkpoint DIR for a new run or --resume DIR to continue one, not both"
                          " (a resumed run keeps writing its checkpoint in the folder it resumes)")
-    if ray is not None and engine == "bmc":
-        raise UsageError("--ray runs the explicit engine (a partitioned search) or fuzz (a swarm); bmc runs in one process")
     if ray is None and (checkpoint is not None or resume is not None) and workers not in (None, 1):
         raise UsageError("--checkpoint and --resume without --ray run the search in this process; for more workers,"
                          " run it on Ray: --ray local")
@@ -368,8 +362,6 @@ def _run_distributed(spec: str, model: Model, engine: str, *, ray: str | None, c
         if engine == "fuzz":
             from .engines import fuzz, swarm
 
-            if max_states is not None or max_depth is not None:
-                raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
             result = swarm.check(recipe, connected, searches=searches or cpus, runs=runs or fuzz.DEFAULT_RUNS,
                                  steps=steps or fuzz.DEFAULT_STEPS, seed=seed, max_seconds=max_seconds,
                                  reporter=reporter, liveness=True)
@@ -400,8 +392,6 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
     elif engine == "fuzz":
         from .engines import fuzz
 
-        if max_states is not None or max_depth is not None:
-            raise UsageError("--max-states and --max-depth bound the explicit and bmc engines; fuzz takes --runs and --steps")
         result = fuzz.check(model, runs=runs or fuzz.DEFAULT_RUNS, steps=steps or fuzz.DEFAULT_STEPS, seed=seed,
                             profile=profile, database=database, max_seconds=max_seconds, reporter=reporter,
                             liveness=True)

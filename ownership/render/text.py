@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import SpecError
 from ..kernel import PROPERTIES
 from ..lang.properties import LIVENESS
+from ..registry import ENGINES
 from ..result import CheckResult, Verdict
 from ..trace import ReplayResult, Trace
 
@@ -306,7 +307,8 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         if viol.also:
             lines.append(f"  (also violated at this step: {', '.join(viol.also)})")
         lines.append("")
-        exhaustive = result.engine in ("explicit", "bmc")
+        engine = ENGINES.get(result.engine)  # (None: a result no named engine gave, k-induction's)
+        exhaustive = engine is not None and engine.exhaustive
         kind = "Shortest" if exhaustive else "Shrunk"
         loop = result.trace.loop
         n = len(result.trace.steps) - 1
@@ -342,16 +344,16 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
                          " for liveness: no shorter path reaches a state where the property's obligation begins;"
                          f" {rest}, not always the shortest.")
         elif exhaustive:
-            order = "depth by depth" if result.engine == "bmc" else "breadth first"
-            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({order}, so no shorter counterexample exists).")
+            assert engine is not None
+            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({engine.order}, so no shorter counterexample"
+                         " exists).")
         else:
             lines.append(f"Fuzzed {cov.describe()} in {cov.seconds:.2f} s (random runs, then shrunk: a shorter counterexample may exist).")
     elif v is Verdict.VERIFIED:
         lines.append(f"verified: no violation in {cov.describe()}, in {cov.seconds:.2f} s")
     elif v is Verdict.BOUNDED:
         lines.append(f"bounded: no violation found; covered {cov.describe()}, in {cov.seconds:.2f} s")
-        hint = ("more --runs, or the explicit or bmc engine at small parameters" if result.engine == "fuzz"
-                else "raise or drop the limit")
+        hint = ENGINES[result.engine].short_of_complete if result.engine in ENGINES else "raise or drop the limit"
         lines.append(f"  (a bounded pass: {hint} for a complete verdict; --strict exits 3)")
     elif cov.complete:  # safety over every state; the reachable graph (liveness, measures) stopped
         rest = "liveness" if not result.measures_note else "liveness and measures" if result.liveness else "measures"

@@ -1,0 +1,54 @@
+"""One table of engines and the options each takes (ownership/registry.py, issue 30 item 2).
+
+Every option of `api.check` that not every engine takes is in the table, and giving it to an
+engine that does not take it is refused with the table's words, before the spec is loaded;
+the engines that take it get past that check."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from ownership import api, registry
+from ownership.errors import UsageError
+
+#: A value that says "given" for each option of the table.
+SAMPLE = {"symbolic": ("decode_pool",), "runs": 5, "steps": 5, "seed": 1, "profile": "ci", "symmetry": True,
+          "max_memory": 1 << 30, "searches": 2, "checkpoint": "ckpt", "resume": "ckpt", "ray": "local",
+          "native": True, "max_states": 10, "max_depth": 3}
+
+#: The options of api.check that every engine takes (or that it checks in other ways).
+COMMON = {"spec", "params", "fixes", "version", "skip", "engine", "max_seconds", "reporter", "database", "workers",
+          "measure", "liveness"}
+
+MISSING = "no/such/spec.py"  # (a refusal before loading never reads it)
+
+
+def test_every_engine_specific_option_of_api_check_is_in_the_table():
+    keywords = set(inspect.signature(api.check).parameters)
+    assert keywords - COMMON == {o.keyword for o in registry.OPTIONS} == set(SAMPLE)
+
+
+@pytest.mark.parametrize("option", registry.OPTIONS, ids=lambda o: o.keyword)
+def test_an_option_given_to_an_engine_that_does_not_take_it_is_refused_before_loading(option):
+    for engine in set(registry.ENGINES) - set(option.engines):
+        with pytest.raises(UsageError) as refused:
+            api.check(MISSING, engine=engine, **{option.keyword: SAMPLE[option.keyword]})
+        assert str(refused.value) == option.refusal.format(engine=engine)
+
+
+@pytest.mark.parametrize("option", registry.OPTIONS, ids=lambda o: o.keyword)
+def test_the_engines_that_take_an_option_get_past_the_table(option):
+    for engine in option.engines:
+        registry.refuse_foreign(engine, {option.keyword: SAMPLE[option.keyword]})
+
+
+def test_an_unknown_engine_is_refused_with_the_list():
+    with pytest.raises(UsageError, match="unknown engine 'tlc'; available: explicit, bmc, fuzz"):
+        api.check(MISSING, engine="tlc")
+
+
+def test_the_table_says_which_engines_give_shortest_counterexamples():
+    assert [e.name for e in registry.ENGINES.values() if e.exhaustive] == ["explicit", "bmc"]
+    assert api.ENGINES == tuple(registry.ENGINES)
