@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import limits
+from .confirm import confirm, replayed
 from .errors import TraceFormatError, UsageError
 from .interpret.validate import build_model
 from .lang.loader import (
@@ -23,7 +24,7 @@ from .lang.loader import (
 )
 from .lang.model import Model
 from .result import CheckResult, Verdict
-from .trace import ReplayResult, Trace, Violation, replay
+from .trace import ReplayResult, Trace
 
 ENGINES = ("explicit", "bmc", "fuzz")
 
@@ -218,6 +219,7 @@ def check(
     if engine == "fuzz" and result.coverage.seed is not None:
         extra += f" --seed {result.coverage.seed}"
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=extra)
+    confirm(result)  # the one counterexample rule: the concrete interpreter re-runs it first
     if result.trace is not None:
         result.trace.spec = spec_ref(spec)
         result.trace.version = version
@@ -494,13 +496,13 @@ def replay_trace(trace: Trace, *, spec: str | None = None, fixes: Any = None,
             # "does this fix kill the trace?" means something only if the trace violates without
             # it: a trace cut short or edited would otherwise "no longer violate" (issue 12, 7)
             own = model_for(spec, params=trace.params, fixes=trace.fixes, shipped_only=from_trace, liveness=live)
-            if _replayed(trace, own).outcome != "violated":
+            if replayed(trace, own).outcome != "violated":
                 raise TraceFormatError(
                     f"the trace does not violate {trace.violation.property} on spec {trace.spec or spec} with its"
                     f" own fixes ({', '.join(trace.fixes) or 'none'}): it was cut short or edited, or made by"
                     " another version of the spec, so replaying it with other fixes shows nothing. Make the"
                     " trace again with `ownership check ... --out`")
-        result = _replayed(trace, model)
+        result = replayed(trace, model)
         if not other_fixes and from_trace and trace.violation is not None and result.outcome != "violated":
             # a shipped spec does not change under a trace: its own run must violate again
             raise TraceFormatError(
@@ -518,34 +520,6 @@ def _trace_liveness(trace: Trace) -> tuple[str, ...]:
 
     name = trace.violation.property if trace.violation is not None else None
     return (name,) if name in LIVENESS else ()
-
-
-def _replayed(trace: Trace, model: Model) -> ReplayResult:
-    """The trace replayed on `model`, a lasso's loop included."""
-    result = replay(trace, model)
-    if trace.loop is not None or (trace.violation is not None and trace.violation.property in model.within):
-        _replay_loop(trace, model, result)
-    return result
-
-
-def _replay_loop(trace: Trace, model: Model, result: Any) -> None:
-    """A liveness counterexample replayed to its end: a lasso violates again when its last
-    state closes the loop fairly (or is a dead end) and its property still fails on it; a
-    bounded response (leads_to within=N) when the response still comes too late on it."""
-    from .engines import liveness
-
-    name = trace.violation.property if trace.violation is not None else None
-    if result.outcome != "passed" or result.trace is None or name not in model.liveness_checked():
-        return
-    run = result.trace
-    if liveness.violates(model, result.states, result.bindings, trace.loop, name):
-        run.loop = trace.loop
-        assert trace.violation is not None
-        run.violation = Violation(name, trace.violation.step,
-                                  f"{name} still fails on this behaviour: " + trace.violation.message,
-                                  list(trace.violation.requests), list(trace.violation.pages))
-        result.outcome = "violated"
-        result.violation = run.violation
 
 
 def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:

@@ -61,7 +61,10 @@ class Coverage:
     transitions: int
     depth: int
     complete: bool
-    stopped_by: str | None = None  # "violation", "max-states", "max-seconds", "interrupt", ...
+    #: "violation", "max-states", "max-seconds", "interrupt", "worker-lost", "worker-unresponsive",
+    #: "checkpoint-failed" (a level or checkpoint.json of --checkpoint could not be written: a
+    #: full disk, issue 29), ...
+    stopped_by: str | None = None
     seconds: float = 0.0
     #: when incomplete: every execution of at most this many steps was checked
     bound_depth: int | None = None

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .confirm import confirm
 from .errors import OwnershipError, UsageError
 from .interpret.concrete import Flag
 from .lang.declare import BoolDomain, EnumDomain, PageSetDomain, as_domain
@@ -158,6 +159,7 @@ def check_spec(
         # Ctrl-C is the user's, not the test's outcome: it ends the test session (issue 29),
         # where an inconclusive check failed this test and pytest went on to the next
         raise KeyboardInterrupt
+    confirm(result, getattr(result, "model", None) or model)  # the one counterexample rule (ownership.confirm)
     setting = _setting(model)
     # liveness that no engine covered on every behaviour: not checked, or bounded (fuzz's
     # random runs, bmc's lassos of a bounded length)

@@ -3,19 +3,22 @@
 The merged result is what the searches ran and no more: its distinct states are the union of
 theirs (checked against the same searches run here with fuzz.check), a pass is bounded and
 never verified, a violation is the shortest trace of any search and replays, the same seed
-repeats the swarm, and a lost worker, the time limit or Ctrl-C make it inconclusive. A spec
-error in a worker reaches the driver as the same SpecError. Runs are few and small, on the
-session's local 2-CPU Ray (tests/conftest.py), so that the file takes seconds.
+repeats the swarm, and a lost worker, the time limit or Ctrl-C make it inconclusive (a
+stopped swarm counting what its searches ran). A spec error in a worker reaches the driver as
+the same SpecError. Runs are few and small, on the session's local 2-CPU Ray
+(tests/conftest.py), so that the file takes seconds.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from conftest import spec_path
 
+from ownership import limits
 from ownership.api import model_for, replay_trace
 from ownership.engines import fuzz, liveness, swarm
 from ownership.engines.cluster import Recipe
@@ -180,18 +183,45 @@ def test_a_time_limit_is_inconclusive_with_progress_and_nothing_printed(ray_clus
     assert out.out == "" and out.err == ""
 
 
-def test_ctrl_c_cancels_the_searches_and_is_inconclusive(ray_cluster):
-    """An interrupt in the driver (here from the reporter) cancels what is still running and
-    returns what the finished searches covered: none here."""
+def test_ctrl_c_interrupts_the_running_searches_and_counts_what_they_ran(ray_cluster, monkeypatch, tmp_path):
+    """An interrupt in the driver (here from the reporter, 3 s after both searches began:
+    past building their model, into their runs) interrupts the running searches; each returns
+    what it covered, which is merged, inconclusive. Issue 29: they were cancelled and the
+    swarm reported "0 runs"."""
+    monkeypatch.setattr(swarm, "STOP_SECONDS", 60.0)  # (a loaded machine may take long to answer)
+    began = str(tmp_path)
+    monkeypatch.setattr(swarm, "before_search", lambda i: Path(began, str(i)).touch())
     recipe, _ = recipe_of(COUNTER, params={"requests": 3, "limit": 3})
+    both: list[float] = []
 
     def interrupt(_progress):
-        raise KeyboardInterrupt
+        if not both and len(list(tmp_path.iterdir())) == 2:
+            both.append(time.monotonic())
+        if both and time.monotonic() - both[0] >= 3.0:
+            raise KeyboardInterrupt
 
-    began = time.monotonic()
-    result = swarm.check(recipe, ray_cluster, searches=2, runs=100_000, steps=6, seed=1, max_seconds=None,
+    result = swarm.check(recipe, ray_cluster, searches=2, runs=10_000_000, steps=6, seed=1, max_seconds=None,
                          reporter=interrupt)
-    assert time.monotonic() - began < 5
-    assert result.verdict is Verdict.INCONCLUSIVE and result.coverage.stopped_by == "interrupt"
-    assert result.coverage.runs == 0 and result.swarm.unfinished == (0, 1)
-    assert "cancelled at the interrupt" in result.swarm.note
+    cov = result.coverage
+    assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "interrupt"
+    assert result.swarm.finished == (0, 1) and result.swarm.stopped == (0, 1), result.swarm.note
+    assert result.swarm.unfinished == () and cov.runs > 0 and cov.states > 0
+    assert result.swarm.note.endswith(f"searches 0, 1 stopped at the interrupt after {cov.runs:,} runs between them:"
+                                      " counted"), result.swarm.note
+    assert "0 of 2 searches finished" in result.swarm.note
+
+
+def test_under_a_commands_time_limit_the_searches_stop_at_its_deadline_and_count(ray_cluster, monkeypatch):
+    """Under the command's limits (ownership.limits, armed as `ownership check` arms them),
+    the searches stop at the command's deadline, not at the later one of the swarm's
+    max_seconds, taken before Ray started (2 s here): the command's limit does not stop the
+    driver first, and what the searches ran counts. Issue 29: "0 runs" after 37 s of search."""
+    monkeypatch.setattr(swarm, "STOP_SECONDS", 60.0)  # (a loaded machine may take long to answer)
+    recipe, _ = recipe_of(COUNTER, params={"requests": 3, "limit": 3})
+    with limits.armed(max_seconds=10), limits.phase("searching", engine=True):
+        time.sleep(2)  # (as Ray's start takes, after the command computed the time left)
+        result = swarm.check(recipe, ray_cluster, searches=2, runs=10_000_000, steps=6, seed=1, max_seconds=10)
+    cov = result.coverage
+    assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "max-seconds"
+    assert result.swarm.finished == (0, 1) and result.swarm.stopped == (0, 1), result.swarm.note
+    assert cov.runs > 0 and "stopped at the time limit" in result.swarm.note, result.swarm.note

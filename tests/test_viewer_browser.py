@@ -27,6 +27,8 @@ GOLDEN = ROOT / "tests" / "golden" / "viewer"
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).exists()), None)
 CHROMEDRIVER = next((p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver")) if p and Path(p).exists()), None)
+#: the schemes of the browser's own documents, whose requests are not the page's
+BROWSER_OWN = ("chrome://", "chrome-untrusted://", "chrome-search://", "devtools://")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
 
@@ -84,8 +86,10 @@ def _open(driver: Any, page: Path) -> tuple[list[dict], list[str]]:
         msg = json.loads(entry["message"])["message"]
         if msg["method"] == "Network.requestWillBeSent":
             params = msg["params"]
-            # the browser's own new-tab page loads chrome:// resources of its own; not ours
-            if not params.get("documentURL", "").startswith("chrome://"):
+            # the browser's own pages (its new-tab page: chrome://, and in Debian's Chromium
+            # chrome-untrusted://new-tab-page) load resources of their own; only a request made
+            # by a document of ours counts (issue 29: the page's requests, not the browser's)
+            if not params.get("documentURL", "").startswith(BROWSER_OWN):
                 requests.append(params["request"]["url"])
         elif msg["method"] == "Network.webSocketCreated":
             requests.append(msg["params"]["url"])

@@ -23,7 +23,9 @@ The same search as the single-process engine (ownership.engines.batch), level by
   (a crashed process, a node gone) is `inconclusive` too ("worker-lost"), never verified;
 - checkpoints (ownership.engines.checkpoint): with `checkpoint=DIR` every partition writes each
   new level of its states when the level is complete, and `resume=DIR` continues from the last
-  complete level, with the final counts of an uninterrupted run.
+  complete level, with the final counts of an uninterrupted run; each partition checks the
+  levels it reads (NOTE(checked-levels)). A level that cannot be written (a full disk) stops the
+  search, `inconclusive` ("checkpoint-failed"), with the coverage reached (issue 29).
 
 The partitions run in this process (`Local`, for one partition: a checkpointed run without
 Ray) or as Ray actors (`OnRay`). Engines never print: progress goes to the reporter.
@@ -133,7 +135,8 @@ class Partition:
         self._via_type = np.uint16 if self.B <= 1 << 16 else np.uint32
 
     def ready(self) -> bool:
-        """True once built (the driver waits for every Ray actor to be)."""
+        """True once built (the driver waits for every Ray actor to be); on Ray, also the
+        watchdog's ping (OnRay)."""
         return True
 
     # -- levels -----------------------------------------------------------------------------------
@@ -298,22 +301,29 @@ class Partition:
 
     # -- checkpoints ------------------------------------------------------------------------------
 
-    def save_level(self, where: str, d: int) -> None:
-        """Write level d of this partition's states into the checkpoint folder."""
+    def save_level(self, where: str, d: int) -> ckpt.Saved:
+        """Write level d of this partition's states into the checkpoint folder: its name and
+        checksum, or why it could not be written (a full disk: the driver stops, issue 29)."""
         lo, hi = self.level_start[d], self.level_start[d + 1]
         orbit = self.orbits[d] if self.orbits and len(self.orbits) > d else None
-        ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
-                         parent_id=self.parent_id[d], via=self.via[d], orbit=orbit)
+        return ckpt.write_level(where, self.index, d, words=self.store.rows(lo, hi), parent_part=self.parent_part[d],
+                                parent_id=self.parent_id[d], via=self.via[d], orbit=orbit)
 
-    def load(self, where: str, levels: int) -> tuple[int, int]:
-        """Read levels 0 .. levels-1 from a checkpoint folder (a fresh partition); returns the
-        states kept, and how many they stand for under symmetry."""
+    def load(self, where: str, meta: ckpt.Meta) -> tuple[int, int]:
+        """Read levels 0 .. meta.levels-1 from a checkpoint folder (a fresh partition), each
+        checked before it is used (NOTE(checked-levels)); returns the states kept, and how many
+        they stand for under symmetry."""
         self.level_start = [0]
         self.parent_part, self.parent_id, self.via, self.orbits = [], [], [], []
-        for d in range(levels):
-            lv = ckpt.read_level(where, self.index, d, self.exp.k)
+        packing = ckpt.packing_of(self.exp.bm.layout, self.model)
+        largest = None if self.exp.canon is None else int(self.exp.canon.order)
+        for d in range(meta.levels):
+            lv = ckpt.read_level(where, meta, self.index, d, self.exp.k)
+            ckpt.check_level(where, meta, self.index, d, lv, packing=packing, bindings=self.B, largest_orbit=largest)
+            self._check_states(where, d, lv.words)
             self.level_start.append(self.store.n)
-            self.table.insert(row_hash(lv.words), lv.words, self.store.n)
+            if self.table.insert(row_hash(lv.words), lv.words, self.store.n).size != lv.words.shape[1]:
+                raise ckpt.damaged(where, ckpt.level_name(self.index, d), "a state is stored twice")
             self.store.append(lv.words)
             self.level_start[-1] = self.store.n
             self.parent_part.append(lv.parent_part)
@@ -322,6 +332,19 @@ class Partition:
             if lv.orbit is not None:
                 self.orbits.append(lv.orbit)
         return self.store.n, sum(int(o.sum()) for o in self.orbits)
+
+    def _check_states(self, where: str, d: int, words: np.ndarray) -> None:
+        """A level's states from a checkpoint are this partition's by hash, and level 0 is the
+        initial state (NOTE(checked-levels); that each is stored once, load checks)."""
+        name = ckpt.level_name(self.index, d)
+        if words.shape[1] and np.any(owner_of(row_hash(words), self.parts) != self.index):
+            raise ckpt.damaged(where, name, "a state belongs to another partition")
+        if d == 0 and words.shape[1]:
+            init = self.exp.bm.layout.pack_rows([self.model.initial])
+            if self.exp.canon is not None:
+                init, _ = self.exp.canon.canonicalise(init)
+            if not np.array_equal(words, init):
+                raise ckpt.damaged(where, name, "level 0 is not the initial state")
 
 
 # --------------------------------------------------------------------------- where partitions run
@@ -353,17 +376,37 @@ class Local:
 
 
 class WorkerLost(Exception):
-    """A Ray worker died or became unreachable mid-search."""
+    """A Ray worker died, became unreachable, or stopped answering mid-search; `stopped_by`
+    says which ("worker-lost", or "worker-unresponsive" from the watchdog of OnRay)."""
+
+    def __init__(self, what: str, stopped_by: str = "worker-lost") -> None:
+        super().__init__(what)
+        self.stopped_by = stopped_by
 
 
 class TimeUp(Exception):
     """The search's max_seconds passed while the driver waited for the workers."""
 
 
+#: A partition that answers no ping for this long is taken for frozen (a stopped process, a
+#: node cut off that Ray still counts alive): the search stops, inconclusive, stopped by
+#: "worker-unresponsive", with the levels completed (issue 29: it waited for good).
+UNRESPONSIVE_SECONDS = 30.0
+
+#: How often the driver pings each partition while it waits for them.
+PING_EVERY = 1.0
+
+
 class OnRay:
     """Partitions as Ray actors, named `ownership-<run>-<i>` (so that an operator, or a test,
     can find them); the successors move between them through Ray's object store, never
-    through the driver."""
+    through the driver.
+
+    A watchdog: while the driver waits, it pings every partition once a PING_EVERY; a ping
+    runs in a concurrency group of its own ("watch"), beside the partition's work, so that a
+    busy partition answers and a frozen one does not (after UNRESPONSIVE_SECONDS: WorkerLost,
+    "worker-unresponsive"). Only once every partition is built: a partition being built
+    answers nothing, and its start is bounded by max_seconds only."""
 
     def __init__(self, ray: Any, recipe: Recipe, parts: int, symmetry: bool, block: int, held: Any,
                  deadline: float | None = None) -> None:
@@ -374,11 +417,14 @@ class OnRay:
         from .cluster import cluster_cpus
 
         # (more partitions than CPUs share them: each asks for its share, so that all start)
-        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts))(Partition)
+        actor = ray.remote(num_cpus=min(1.0, cluster_cpus(ray) / parts), concurrency_groups={"watch": 1})(Partition)
         self.actors = [actor.options(name=f"ownership-{self.run}-{i}").remote(
             recipe, i, parts, symmetry=symmetry, block=block, share=parts) for i in range(parts)]
         self._outs: list[Any] = []
+        self.pings: dict[int, tuple[Any, float]] = {}  # the ping in flight of each partition, and when it was sent
+        self.heard: list[float] | None = None  # when each partition last answered a ping (None: not watched yet)
         self.wait([a.ready.remote() for a in self.actors])
+        self.heard = [time.monotonic()] * parts
 
     def wait(self, refs: Sequence[Any]) -> list[Any]:
         """The values of `refs`, waiting TICK at a time so that Ctrl-C and limits act (NOTE(deferred))."""
@@ -388,6 +434,7 @@ class OnRay:
             self.held.poll()
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise TimeUp
+            self._watch()
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=TICK)
         self.held.poll()
         try:
@@ -399,6 +446,27 @@ class OnRay:
             raise InternalError(f"a partition failed: {cause or e}") from None
         except ray.exceptions.RayError as e:  # an actor died, a node was lost, an object was lost
             raise WorkerLost(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+    def _watch(self) -> None:
+        """The watchdog (see the class): note the pings answered, raise WorkerLost for one
+        unanswered for UNRESPONSIVE_SECONDS, send a ping to each partition due one. A ping
+        of a dead actor counts as answered: waiting on its work says it died (WorkerLost)."""
+        if self.heard is None:
+            return
+        now = time.monotonic()
+        if self.pings:
+            answered, _ = self.ray.wait([ref for ref, _ in self.pings.values()], num_returns=len(self.pings), timeout=0)
+            done = set(answered)
+            for i, (ref, sent) in list(self.pings.items()):
+                if ref in done:
+                    del self.pings[i]
+                    self.heard[i] = now
+                elif now - sent >= UNRESPONSIVE_SECONDS:
+                    raise WorkerLost(f"partition {i} answered no ping for {UNRESPONSIVE_SECONDS:g} s",
+                                     stopped_by="worker-unresponsive")
+        for i, a in enumerate(self.actors):
+            if i not in self.pings and now - self.heard[i] >= PING_EVERY:
+                self.pings[i] = (a.ready.options(concurrency_group="watch").remote(), now)
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return self.wait([getattr(a, method).remote(*args) for a in self.actors])
@@ -510,6 +578,8 @@ class _Driver:
         self.start = self.last_report = time.monotonic()
         self.names = bm.sometimes_names
         self.bits = bm.layout.bits
+        self.layout = ckpt.layout_fingerprint(bm.layout, len(model.bindings))  # (what a checkpoint's words mean)
+        self.files: dict[str, str] = {}   # the checkpoint's level files so far, with their checksums
         self.reached = {n: False for n in self.names}
         self.sizes: list[list[int]] = []   # per level, per partition: states
         self.transitions = 0
@@ -550,8 +620,8 @@ class _Driver:
                 return self._search()
             except _Stop as stop:
                 return stop.result
-            except WorkerLost as lost:
-                return self._finish("worker-lost", self._bound(), note=str(lost))
+            except WorkerLost as lost:  # (died, or frozen: "worker-unresponsive")
+                return self._finish(lost.stopped_by, self._bound(), note=str(lost))
             except TimeUp:  # (on Ray: the workers are stopped mid-level; the levels done count)
                 return self._finish("max-seconds", self._bound())
             except KeyboardInterrupt:  # Ctrl-C, or a command's limit (ownership.limits)
@@ -569,8 +639,9 @@ class _Driver:
         where = self.where
         d = 0
         if self.resume is not None:
-            meta = ckpt.read_meta(self.resume, self._digest(), self.parts)
-            got = where.call("load", self.resume, meta.levels)
+            meta = ckpt.read_meta(self.resume, self._digest(), self.layout, self.parts)
+            got = where.call("load", self.resume, meta)
+            self.files = dict(meta.files)
             self.sizes = [list(s) for s in meta.sizes]
             self.represented = sum(o for _, o in got)
             if [n for n, _ in got] != [sum(lv[i] for lv in self.sizes) for i in range(self.parts)]:
@@ -624,11 +695,32 @@ class _Driver:
 
     def _save(self, d: int) -> None:
         """Level d is complete everywhere: every partition writes it, then the driver's
-        checkpoint.json says the checkpoint now holds levels 0..d (written last, atomically)."""
+        checkpoint.json says the checkpoint now holds levels 0..d (written last, atomically),
+        with each file's checksum. A file that cannot be written (a full disk) stops the
+        search with the coverage it reached (issue 29): the checkpoint keeps levels 0..d-1."""
         assert self.checkpoint is not None
-        self.where.call("save_level", self.checkpoint, d)
-        ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes,
-                                                   self.transitions, dict(self.reached)))
+        saved: list[ckpt.Saved] = self.where.call("save_level", self.checkpoint, d)
+        failed = next((s for s in saved if s.error), None)
+        if failed is None:
+            self.files.update({s.name: s.sha256 for s in saved})
+            try:
+                ckpt.write_meta(self.checkpoint, ckpt.Meta(self._digest(), self.parts, d + 1, self.sizes,
+                                                           self.transitions, dict(self.reached), self.layout,
+                                                           dict(self.files)))
+                return
+            except OSError as e:
+                failed = ckpt.Saved(ckpt.META, error=str(e.strerror or e))
+        raise _Stop(self._unsaved(d, failed))
+
+    def _unsaved(self, d: int, failed: ckpt.Saved) -> CheckResult:
+        """The result of a search whose level d could not be checkpointed: inconclusive, with
+        the coverage reached, and what the checkpoint still holds."""
+        result = self._finish("checkpoint-failed", self._bound())
+        held = (f"it is complete up to level {d - 1}, and --resume {self.checkpoint} continues from there" if d
+                else "it holds no level")
+        said = f"the checkpoint could not be written, {failed.name}: {failed.error}; {held}"
+        result.note = f"{result.note}; {said}" if result.note else said
+        return result
 
     def _events(self, d: int, outs: list[Expanded]) -> None:
         """After level d's expansion: the events in the single-process engine's order."""
@@ -716,7 +808,7 @@ class _Driver:
         while depth > 0 and sum(self.sizes[depth]) == 0:
             depth -= 1
         complete = stopped_by is None
-        if stopped_by == "worker-lost":
+        if stopped_by in ("worker-lost", "worker-unresponsive"):
             cov = Coverage(self.states(), self.transitions, depth, complete=False, stopped_by=stopped_by,
                            seconds=time.monotonic() - self.start, bound_depth=bound)
         else:

@@ -16,6 +16,12 @@ then the lowest search index). Otherwise the verdict is `bounded` (never `verifi
 `inconclusive` when a search was stopped by the time limit, a Ray worker was lost, or the
 driver was interrupted. `result.swarm` (a Summary) says which searches finished, and why not.
 
+A stopped swarm keeps what its searches ran (issue 29: it reported "0 runs" after 37 s): the
+searches stop themselves at the command's deadline (`limits.seconds_left`, taken when the
+swarm starts, after Ray's); at Ctrl-C or a limit the driver asks each running search to stop
+(Ray's cancel, which interrupts the task: fuzz then returns what it covered) and merges the
+results that come back within STOP_SECONDS; only the searches with none are not counted.
+
 Engines never print: progress goes to a reporter, at most every 0.5 s.
 """
 
@@ -30,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InternalError, LimitReached, UsageError
+from ..limits import deferred, seconds_left
 from ..result import CheckResult, Coverage, Verdict
 from . import fuzz
 from .cluster import Recipe
@@ -46,6 +53,12 @@ GRACE_SECONDS = 5.0
 
 #: How often progress reaches the reporter, at most.
 REPORT_EVERY = 0.5
+
+#: How long a stopped swarm waits for its interrupted searches to send what they covered.
+STOP_SECONDS = 2.0
+
+#: How often a stopped swarm interrupts again a search that has not answered yet.
+ASK_AGAIN = 0.5
 
 #: Test hook: when set, called in the worker with the search's index before the search
 #: starts (tests/test_swarm.py makes a worker die there). It travels with each task, so it
@@ -88,9 +101,10 @@ class Summary:
     plans: tuple[Plan, ...]
     finished: tuple[int, ...]     # searches whose results are merged
     lost: tuple[int, ...] = ()    # their Ray worker died, or the task was cancelled by Ray
-    unfinished: tuple[int, ...] = ()  # not done when the swarm stopped (time limit, interrupt): cancelled
+    unfinished: tuple[int, ...] = ()  # not done when the swarm stopped (time limit, interrupt), nothing returned
     found_by: int | None = None   # the search whose trace is reported
     note: str = ""                # the above in words
+    stopped: tuple[int, ...] = ()  # of `finished`, those stopped before their runs were done (what they ran is merged)
 
 
 def derive(seed: int, index: int, what: str) -> int:
@@ -135,77 +149,123 @@ def check(recipe: Recipe, ray: Any, *, searches: int, runs: int, steps: int, see
           liveness: bool = False) -> CheckResult:
     """Run `searches` fuzz searches of `runs` runs each on the Ray cluster `ray` is connected
     to, and merge them (see the module's docstring). `max_seconds` bounds the whole swarm:
-    each search gets the time left when it starts. A SpecError or UsageError of a search is
-    raised here as it was raised there. Ctrl-C cancels the searches not yet done and
-    returns what the finished ones covered, as inconclusive."""
+    each search gets the time left when it starts (of the command's, if that is shorter). A
+    SpecError or UsageError of a search is raised here as it was raised there. Ctrl-C or a
+    command's limit stops the searches not yet done and returns what every search covered,
+    the stopped ones included, as inconclusive."""
     if searches < 1 or runs < 1 or steps < 1:
         raise UsageError(f"searches={searches}, runs={runs}, steps={steps}: each must be at least 1")
     start = time.monotonic()
+    max_seconds = seconds_left(max_seconds)  # (the command's deadline: Ray took some of it to start)
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
     plans = plan(seed, searches, steps)
     deadline = None if max_seconds is None else time.time() + max_seconds
     give_up = None if max_seconds is None else start + max_seconds + GRACE_SECONDS
-    got: dict[int, tuple[CheckResult, tuple[str, ...]]] = {}
-    late: list[int] = []   # did not start before the deadline
-    lost: list[int] = []
+    out = _Outcomes(ray)
     stopped: str | None = None  # the driver's reason to stop: interrupt, a command's limit, max-seconds
-    states: set[int] = set()
     last_report = start
-    with warnings.catch_warnings():
+    # Ctrl-C and the limits are held while the driver waits inside Ray, raised by poll() (NOTE(deferred))
+    with warnings.catch_warnings(), deferred() as held:
         warnings.simplefilter("ignore")  # (Ray's own deprecation and resource warnings)
         task = ray.remote(num_cpus=1, max_retries=0)(search)  # a lost worker is reported, not re-run
-        refs: dict[Any, int] = {}
-        pending: list[Any] = []
         try:
             for p in plans:
-                ref = task.remote(recipe, p, runs, deadline, liveness, before_search)
-                refs[ref] = p.index
-                pending.append(ref)
-            while pending:
+                out.refs[task.remote(recipe, p, runs, deadline, liveness, before_search)] = p.index
+            while out.running():
+                held.poll()
                 if give_up is not None and time.monotonic() >= give_up:
                     stopped = "max-seconds"
                     break
-                ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.1)
+                ready, _ = ray.wait(out.running(), num_returns=len(out.running()), timeout=0.1)
                 for ref in ready:
-                    i = refs[ref]
-                    try:
-                        out = ray.get(ref)
-                    except ray.exceptions.RayTaskError as e:  # the search raised: as it was raised there
-                        _cancel(ray, pending)
-                        cause = getattr(e, "cause", None)
-                        if isinstance(cause, BaseException):
-                            raise cause from None
-                        raise InternalError(f"swarm: search {i} failed: {e}") from None
-                    except ray.exceptions.RayError:  # the worker died, its node was lost, Ray cancelled it
-                        lost.append(i)
-                        continue
-                    if out is None:
-                        late.append(i)
-                    else:
-                        got[i] = out
-                        states |= _seen(out[0]).states
+                    out.take(ref)
                 now = time.monotonic()
                 if reporter is not None and now - last_report >= REPORT_EVERY:
                     last_report = now
-                    results = [r for r, _ in got.values()]
-                    reporter(Progress(searches, len(got) + len(late) + len(lost), len(states),
-                                      sum(r.coverage.transitions for r in results),
-                                      max((r.coverage.depth for r in results), default=0),
-                                      sum(r.coverage.runs or 0 for r in results), now - start))
+                    reporter(out.progress(searches, now - start))
         except KeyboardInterrupt as e:  # Ctrl-C, or a command's limit (ownership.limits)
             stopped = e.reason if isinstance(e, LimitReached) else "interrupt"
-        # (every search without an outcome: still running, queued, or never submitted)
-        unfinished = tuple(i for i in range(searches) if i not in got and i not in late and i not in lost)
-        _cancel(ray, [ref for ref, i in refs.items() if i in unfinished])
-    return merge(plans, got, seed=seed, seconds=time.monotonic() - start, stopped=stopped, lost=tuple(sorted(lost)),
-                 late=tuple(sorted(late)), unfinished=unfinished)
+        if stopped is not None:
+            out.stop()
+    # (every search without an outcome: still running, queued, or never submitted)
+    unfinished = tuple(i for i in range(searches) if i not in out.got and i not in out.late and i not in out.lost)
+    return merge(plans, out.got, seed=seed, seconds=time.monotonic() - start, stopped=stopped,
+                 lost=tuple(sorted(out.lost)), late=tuple(sorted(out.late)), unfinished=unfinished)
 
 
-def _cancel(ray: Any, refs: list[Any]) -> None:
+class _Outcomes:
+    """What the driver knows of a swarm's searches, by index: their results, those that did
+    not start in time, those lost with their worker; and the tasks still running."""
+
+    def __init__(self, ray: Any) -> None:
+        self.ray = ray
+        self.refs: dict[Any, int] = {}   # every task submitted, and its search
+        self.got: dict[int, tuple[CheckResult, tuple[str, ...]]] = {}
+        self.late: list[int] = []
+        self.lost: list[int] = []
+        self.ended: set[int] = set()  # the searches whose task ended, with an outcome above or none
+        self.states: set[int] = set()
+
+    def running(self) -> list[Any]:
+        """The tasks not ended yet (running, or queued)."""
+        return [ref for ref, i in self.refs.items() if i not in self.ended]
+
+    def take(self, ref: Any, *, stopping: bool = False) -> None:
+        """The outcome of a finished task. A search that raised is raised here as it was
+        raised there (a SpecError, a UsageError), unless the swarm is stopping: then only
+        results count (the interrupt may have reached the search before its fuzz.check)."""
+        ray, i = self.ray, self.refs[ref]
+        self.ended.add(i)
+        try:
+            value = ray.get(ref)
+        except ray.exceptions.TaskCancelledError:
+            return  # (cancelled before it ran: unfinished)
+        except ray.exceptions.RayTaskError as e:  # the search raised
+            if stopping:
+                return
+            _cancel(ray, self.running())
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, BaseException):
+                raise cause from None
+            raise InternalError(f"swarm: search {i} failed: {e}") from None
+        except ray.exceptions.RayError:  # the worker died, its node was lost
+            if not stopping:
+                self.lost.append(i)
+            return
+        if value is None:
+            self.late.append(i)
+        else:
+            self.got[i] = value
+            self.states |= _seen(value[0]).states
+
+    def stop(self) -> None:
+        """Ask every running search to stop (an interrupt in its task: fuzz.check returns what
+        it covered), take the results that come back within STOP_SECONDS, cancel the rest.
+        The interrupt is sent again every ASK_AGAIN seconds to a search that has not answered:
+        one can be lost inside the search (4 of 12 searches in a trial, inside Hypothesis; 1 to 3
+        sends always sufficed)."""
+        end = time.monotonic() + STOP_SECONDS
+        while (pending := self.running()) and time.monotonic() < end:
+            _cancel(self.ray, pending, force=False)
+            ready, _ = self.ray.wait(pending, num_returns=len(pending),
+                                     timeout=max(0.0, min(ASK_AGAIN, end - time.monotonic())))
+            for ref in ready:
+                self.take(ref, stopping=True)
+        _cancel(self.ray, self.running())
+
+    def progress(self, searches: int, seconds: float) -> Progress:
+        results = [r for r, _ in self.got.values()]
+        return Progress(searches, len(self.got) + len(self.late) + len(self.lost), len(self.states),
+                        sum(r.coverage.transitions for r in results), max((r.coverage.depth for r in results), default=0),
+                        sum(r.coverage.runs or 0 for r in results), seconds)
+
+
+def _cancel(ray: Any, refs: list[Any], *, force: bool = True) -> None:
+    """Cancel the tasks: `force` kills their workers, else an interrupt is raised in them."""
     for ref in refs:
         try:
-            ray.cancel(ref, force=True)
+            ray.cancel(ref, force=force)
         except Exception:  # (already finished, or its worker already gone)
             pass
 
@@ -255,8 +315,9 @@ def merge(plans: list[Plan], got: dict[int, tuple[CheckResult, tuple[str, ...]]]
     if best is not None and hasattr(best, "shrink"):
         result.shrink = best.shrink  # type: ignore[attr-defined]
     result.seen = seen  # type: ignore[attr-defined]
+    cut = tuple(i for i, r in zip(order, results) if r.coverage.stopped_by not in (None, "max-runs", "violation"))
     result.swarm = Summary(tuple(plans), tuple(order), lost, unfinished, found_by,  # type: ignore[attr-defined]
-                           _note(plans, order, lost, late, unfinished, stopped, violations))
+                           _note(plans, got, lost, late, unfinished, stopped, violations, cut), stopped=cut)
     return result
 
 
@@ -297,16 +358,27 @@ def _live_texts(plans: list[Plan], order: list[int], results: list[CheckResult],
     return texts
 
 
-def _note(plans: list[Plan], order: list[int], lost: tuple[int, ...], late: tuple[int, ...],
-          unfinished: tuple[int, ...], stopped: str | None, violations: list[tuple[int, int]]) -> str:
-    """What the swarm did, in words."""
+def _note(plans: list[Plan], got: dict[int, tuple[CheckResult, tuple[str, ...]]], lost: tuple[int, ...],
+          late: tuple[int, ...], unfinished: tuple[int, ...], stopped: str | None, violations: list[tuple[int, int]],
+          cut: tuple[int, ...]) -> str:
+    """What the swarm did, in words: the searches that finished, those stopped before their
+    runs were done (what they ran is counted), and those that count for nothing."""
     n = len(plans)
     bounds = ", ".join(str(b) for b in sorted({p.steps for p in plans}, reverse=True))
-    parts = [f"{len(order)} of {n} searches finished (seed {plans[0].seed}; step bounds {bounds};"
+    parts = [f"{len(got) - len(cut)} of {n} searches finished (seed {plans[0].seed}; step bounds {bounds};"
              f" {sum(p.bias is not None for p in plans)} biased toward some actions)"]
 
     def which(ix: tuple[int, ...]) -> str:
         return f"search{'' if len(ix) == 1 else 'es'} {', '.join(map(str, ix))}"
+
+    def why(reason: str | None) -> str:
+        return {"interrupt": "the interrupt", "max-seconds": "the time limit"}.get(reason or "", reason or "")
+
+    if cut:
+        ran = sum(got[i][0].coverage.runs or 0 for i in cut)
+        reason = stopped or got[cut[0]][0].coverage.stopped_by
+        parts.append(f"{which(cut)} stopped at {why(reason)} after {ran:,} run{'' if ran == 1 else 's'}"
+                     f"{' between them' if len(cut) > 1 else ''}: counted")
 
     if lost:
         parts.append(f"{which(lost)} lost {'its' if len(lost) == 1 else 'their'} Ray worker: not counted, so the"
@@ -314,8 +386,8 @@ def _note(plans: list[Plan], order: list[int], lost: tuple[int, ...], late: tupl
     if late:
         parts.append(f"{which(late)} did not start before the time limit")
     if unfinished:
-        why = {"interrupt": "the interrupt", "max-seconds": "the time limit"}.get(stopped or "", stopped or "")
-        parts.append(f"{which(unfinished)} cancelled at {why}: not counted")
+        parts.append(f"{which(unfinished)} cancelled at {why(stopped)} before {'it' if len(unfinished) == 1 else 'they'}"
+                     " returned anything: not counted")
     if violations:
         steps, i = violations[0]
         p = plans[i]

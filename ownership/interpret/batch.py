@@ -43,8 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from ..ir import ops
 from ..lang.model import Model
-from ..lang.values import PYTHON, bit_of
+from ..lang.values import PYTHON
 from .symbolic import BOOL, INT, PAGES, Term, postorder, trace_model
 
 #: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
@@ -108,7 +109,6 @@ def join_limbs(limbs: list[int]) -> int:
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_UNKNOWN = (_INT64_MIN, _INT64_MAX)
 
 #: Page sets of at most this many bits use lookup tables for `first` and `nth`.
 _TABLE_BITS = 10
@@ -466,57 +466,6 @@ def _py(x: Any) -> Any:
     return x
 
 
-def _fold(op: str, vals: list[Any], extra: tuple[Any, ...]) -> Any:
-    """The value of an operation on constants, as the concrete interpreter computes it."""
-    iv = [int(v) for v in vals]
-    if op in _CMP:
-        a, b = iv
-        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
-    if op == "add":
-        return iv[0] + iv[1]
-    if op == "sub":
-        return iv[0] - iv[1]
-    if op == "mul":
-        return iv[0] * iv[1]
-    if op == "div":
-        return iv[0] // iv[1]
-    if op == "mod":
-        return iv[0] % iv[1]
-    if op == "neg":
-        return -iv[0]
-    if op == "shl":
-        return iv[0] << iv[1]
-    if op == "shr":
-        return iv[0] >> iv[1]
-    if op == "and":
-        return all(bool(v) for v in iv)
-    if op == "or":
-        return any(bool(v) for v in iv)
-    if op == "xor":
-        return bool(iv[0]) != bool(iv[1])
-    if op == "not":
-        return not iv[0]
-    if op == "bitand":
-        return iv[0] & iv[1]
-    if op == "bitor":
-        return iv[0] | iv[1]
-    if op == "bitxor":
-        return iv[0] ^ iv[1]
-    if op == "compl":
-        return ~iv[0]
-    if op == "ite":
-        return vals[1] if iv[0] else vals[2]
-    if op == "popcount":
-        return PYTHON.popcount(iv[0])
-    if op == "first":
-        return PYTHON.first(iv[0], iv[1])
-    if op == "nth":
-        return PYTHON.nth(iv[0], iv[1], extra[0])
-    if op == "bit":
-        return bit_of(iv[0])
-    raise ValueError(op)
-
-
 class Graph:
     """Hash-consed, constant-folded nodes for every traced term of a model."""
 
@@ -793,18 +742,11 @@ class Graph:
             return
         if t.sort == PAGES or node.op not in ("add", "sub", "mul", "neg", "shl"):
             return
-        b = [(self.nodes[a].lo, self.nodes[a].hi) for a in node.args[:2]]
-        if node.op == "shl":
-            (alo, ahi), (slo, shi) = b
-            if shi >= 64 and (alo != 0 or ahi != 0):
-                self.too_wide = t
-                return
-            lo, hi = _corners(lambda x, y: x << max(y, 0), b[0], b[1])
-        elif node.op == "neg":
-            lo, hi = -b[0][1], -b[0][0]
-        else:
-            f = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}[node.op]
-            lo, hi = _corners(f, b[0], b[1])
+        args = node.args[:2] if node.op != "neg" else node.args[:1]
+        if node.op == "shl" and self.nodes[args[1]].hi >= 64 and (self.nodes[args[0]].lo, self.nodes[args[0]].hi) != (0, 0):
+            self.too_wide = t  # (numpy's shift by 64 or more is not Python's)
+            return
+        lo, hi = self._exact(node.op, args, ())
         if lo < _INT64_MIN or hi > _INT64_MAX:
             self.too_wide = t
 
@@ -819,8 +761,7 @@ class Graph:
         if cands and all(c == cands[0] for c in cands):
             return cands[0]
         stack = self._add(("stack", tuple(values)), Node("stack", tuple(values), INT, 0, 0))
-        b = [(self.nodes[v].lo, self.nodes[v].hi) for v in values] + [(default, default)]
-        lo_v, hi_v = min(x for x, _ in b), max(y for _, y in b)
+        lo_v, hi_v = self._exact("select", (*values, idx), (default,))
         return self._add(("select", stack, idx, default), Node("select", (stack, idx, default), INT, lo_v, hi_v))
 
     def mk(self, op: str, args: tuple[int, ...], sort: str, extra: tuple[Any, ...] = ()) -> int:
@@ -830,7 +771,7 @@ class Graph:
             return self._junction(op, args)
         if all(nodes[a].op == "const" for a in args):
             try:
-                return self.const(_fold(op, [nodes[a].value for a in args], extra))
+                return self.const(_py(ops.meaning(op, [nodes[a].value for a in args], extra)))
             except (ZeroDivisionError, ValueError):
                 pass
         simpler = self._simplify(op, args, sort)
@@ -988,69 +929,14 @@ class Graph:
             return got if self.nodes[got].sort == BOOL else None
         return None
 
+    def _exact(self, op: str, args: tuple[int, ...], extra: tuple[Any, ...]) -> tuple[int, int]:
+        """Every value op(args) can take, on Python's integers (NOTE(one-interval))."""
+        return ops.interval(op, [(self.nodes[a].lo, self.nodes[a].hi) for a in args], extra)
+
     def _bounds(self, op: str, args: tuple[int, ...], extra: tuple[Any, ...]) -> tuple[int, int]:
-        """An interval holding every value of op(args) (Python semantics)."""
-        b = [(self.nodes[a].lo, self.nodes[a].hi) for a in args]
-        if op in _CMP or op in _LOGIC or op == "not":
-            return 0, 1
-        if op == "add":
-            return _clamp(b[0][0] + b[1][0], b[0][1] + b[1][1])
-        if op == "sub":
-            return _clamp(b[0][0] - b[1][1], b[0][1] - b[1][0])
-        if op == "mul":
-            ps = [x * y for x in b[0] for y in b[1]]
-            return _clamp(min(ps), max(ps))
-        if op == "neg":
-            return _clamp(-b[0][1], -b[0][0])
-        if op == "ite":
-            return min(b[1][0], b[2][0]), max(b[1][1], b[2][1])
-        if op == "compl":
-            return -b[0][1] - 1, -b[0][0] - 1
-        if op == "bitand":
-            nonneg = [hi for lo, hi in b if lo >= 0]
-            return (0, min(nonneg)) if nonneg else _UNKNOWN
-        if op in ("bitor", "bitxor"):
-            if b[0][0] >= 0 and b[1][0] >= 0:
-                return 0, (1 << max(b[0][1], b[1][1]).bit_length()) - 1
-            return _UNKNOWN
-        if op == "shl":
-            (alo, ahi), (slo, shi) = b
-            if alo >= 0 and slo >= 0 and shi < 64:
-                lo = alo << slo
-                return _clamp(lo, ahi << shi)
-            return _UNKNOWN
-        if op == "shr":
-            (alo, ahi), (slo, shi) = b
-            if alo >= 0 and slo >= 0:
-                return 0, ahi
-            return _UNKNOWN
-        if op == "bit":
-            lo, hi = b[0]
-            if hi < 0:
-                return 0, 0
-            return (0 if lo <= 0 else 1 << lo), 1 << min(hi, 63)
-        if op == "popcount":
-            lo, hi = b[0]
-            return (0, hi.bit_length()) if lo >= 0 else (0, 64)
-        if op == "first":
-            lo, hi = b[0]
-            return (0, hi) if lo >= 0 else _UNKNOWN
-        if op == "nth":
-            lo, hi = b[0]
-            default = extra[0]
-            top = hi.bit_length() - 1 if lo >= 0 else 63
-            return min(default, 0), max(default, top)
-        if op == "mod":
-            (_, _), (dlo, dhi) = b
-            if dlo > 0:
-                return 0, dhi - 1
-            big = max(abs(dlo), abs(dhi))
-            return (-(big - 1), big - 1) if big else (0, 0)
-        if op == "div":
-            (alo, ahi), _ = b
-            big = max(abs(alo), abs(ahi))
-            return _clamp(-big, big)
-        return _UNKNOWN
+        """An interval holding every value of op(args) (Python semantics) within int64: where
+        it passes int64, the model does not run here at all (_check_fits, NOTE(int64-exact))."""
+        return _clamp(*self._exact(op, args, extra))
 
     def bit_width(self, n: int) -> int:
         """How many low bits a page-set node can use (64 when it may be negative)."""
@@ -1058,11 +944,6 @@ class Graph:
         if node.lo < 0:
             return 64
         return max(1, min(64, node.hi.bit_length()))
-
-
-def _corners(f: Any, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    vals = [f(x, y) for x in a for y in b]
-    return min(vals), max(vals)
 
 
 def _clamp(lo: int, hi: int) -> tuple[int, int]:

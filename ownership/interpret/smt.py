@@ -47,6 +47,8 @@ from typing import Any
 import z3
 
 from ..errors import SpecError, UsageError, shorten
+from ..ir import ops
+from ..ir.ops import Interval, signed_bits
 from ..lang.model import Model, SlotInfo
 from ..lang.spec import Spec, did_you_mean
 from .symbolic import BOOL, INT, Term, TracedModel, postorder, state_property_graphs, trace_model
@@ -78,7 +80,6 @@ def _postorder(roots: Iterable[Any]) -> list[Term]:
     return postorder(list(roots))
 
 
-Interval = tuple[int, int]
 #: The largest page set whose counts are also kept in unary (NOTE(unary-counts)).
 UNARY_PAGES = 128
 
@@ -108,110 +109,32 @@ def _decided(op: str, a: Interval, b: Interval) -> bool | None:
     return True if alo >= bhi else False if ahi < blo else None
 
 
-def _signed_bits(lo: int, hi: int) -> int:
-    """The width of a signed bit-vector holding every integer in lo..hi."""
-
-    def need(v: int) -> int:
-        return (v.bit_length() if v >= 0 else (~v).bit_length()) + 1
-
-    return max(need(lo), need(hi))
-
-
-def _span(bits: int) -> Interval:
-    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-
-
-def _corners(f: Any, a: Interval, b: Interval) -> Interval:
-    vals = [f(x, y) for x in a for y in b]
-    return min(vals), max(vals)
-
-
 def _mask_bits(m: Interval) -> int | None:
     """How many low bits a mask in this interval can have set; None if it can be negative."""
     return m[1].bit_length() if m[0] >= 0 else None
 
 
 def _interval_of(term: Term, arg: Any) -> Interval:
-    """The interval of one Term from the intervals of its arguments (`arg` looks them up)."""
+    """The interval of one Term from the intervals of its arguments (`arg` looks them up):
+    the table's rule (NOTE(one-interval)), after refusing what z3 cannot hold."""
     op, args = term.op, term.args
     if op == "const":
         v = int(args[0])
         return v, v
     if term.sort == BOOL and op != "ite":
         return 0, 1
-    if op in ("eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not"):
-        return 0, 1
-    if op == "add":
-        a, b = arg(args[0]), arg(args[1])
-        return a[0] + b[0], a[1] + b[1]
-    if op == "sub":
-        a, b = arg(args[0]), arg(args[1])
-        return a[0] - b[1], a[1] - b[0]
-    if op == "mul":
-        return _corners(lambda x, y: x * y, arg(args[0]), arg(args[1]))
-    if op == "neg":
-        a = arg(args[0])
-        return -a[1], -a[0]
-    if op == "div":
-        a = arg(args[0])
-        big = max(abs(a[0]), abs(a[1]))
-        return -big, big
-    if op == "mod":
-        b = arg(args[1])
-        big = max(abs(b[0]), abs(b[1]))
-        return (-(big - 1), big - 1) if big else (0, 0)
-    p = _page_count(term)
-    if p is not None:
-        lo, hi = arg(p)
-        if hi > MAX_WIDTH:
-            raise _too_wide(term)
-        return (0, 0) if hi < 0 else (0 if lo <= 0 else 1 << lo, 1 << hi)
-    if op in ("shl", "shr"):
-        a, b = arg(args[0]), arg(args[1])
-        counts = (max(b[0], 0), max(b[1], 0))
-        if counts[1] > MAX_WIDTH:
-            raise _too_wide(term)
-        if op == "shl":
-            return _corners(lambda x, y: x << y, a, counts)
-        return _corners(lambda x, y: x >> y, a, counts)
-    if op == "bitand":
-        a, b = arg(args[0]), arg(args[1])
-        if a[0] >= 0 and b[0] >= 0:
-            return 0, min(a[1], b[1])
-        if a[0] >= 0:
-            return 0, a[1]
-        if b[0] >= 0:
-            return 0, b[1]
-        return _span(max(_signed_bits(*a), _signed_bits(*b)))
-    if op in ("bitor", "bitxor"):
-        a, b = arg(args[0]), arg(args[1])
-        if a[0] >= 0 and b[0] >= 0:
-            return 0, (1 << max(a[1].bit_length(), b[1].bit_length())) - 1
-        return _span(max(_signed_bits(*a), _signed_bits(*b)))
-    if op == "compl":
-        a = arg(args[0])
-        return ~a[1], ~a[0]
-    if op == "ite":
-        a, b = arg(args[1]), arg(args[2])
-        return min(a[0], b[0]), max(a[1], b[1])
-    if op == "popcount":
-        m = arg(args[0])
-        return 0, max(m[1].bit_length(), (-m[0]).bit_length() if m[0] < 0 else 0)
-    if op == "first":
-        m, n = arg(args[0]), arg(args[1])
-        if m[0] >= 0:
-            return 0, m[1]
-        return 0, (1 << (_signed_bits(*m) + max(n[1], 0))) - 1
-    if op == "nth":
-        m, j = arg(args[0]), arg(args[1])
-        d = int(args[2])
-        bits = _mask_bits(m)
-        top = max(bits - 1, 0) if bits is not None else _signed_bits(*m) + max(j[1], 0)
-        return min(d, 0), max(d, top)
+    if op not in ops.OPERATIONS:
+        raise _unsupported(term)
+    if op == "bit" and arg(args[0])[1] > MAX_WIDTH:
+        raise _too_wide(term)
+    if op in ("shl", "shr") and arg(args[1])[1] > MAX_WIDTH:
+        raise _too_wide(term)
     if op == "select":
-        vals = [arg(v) for v in args[0]] + [(int(args[2]), int(args[2]))]
-        return min(v[0] for v in vals), max(v[1] for v in vals)
-    raise _unsupported(term)
+        values, idx, default = args
+        return ops.interval(op, [*(arg(v) for v in values), arg(idx)], (default,))
+    if op == "nth":
+        return ops.interval(op, [arg(args[0]), arg(args[1])], (args[2],))
+    return ops.interval(op, [arg(a) for a in args], ())
 
 
 def _unsupported(term: Term) -> SpecError:
@@ -474,11 +397,11 @@ class Encoding:
                 ivl[id(term)] = _interval_of(term, arg_ivl)
         bits = 2
         for lo, hi in ivl.values():
-            bits = max(bits, _signed_bits(lo, hi))
+            bits = max(bits, signed_bits(lo, hi))
         for s in model.slots:
-            bits = max(bits, _signed_bits(s.lo, s.hi))
+            bits = max(bits, signed_bits(s.lo, s.hi))
         for p in self.params.values():
-            bits = max(bits, _signed_bits(p.lo, p.hi))
+            bits = max(bits, signed_bits(p.lo, p.hi))
         bits += 1  # margin: floor division computes a - (a mod b) before dividing
         if bits > MAX_WIDTH:
             raise SpecError(f"the values of this spec need {bits}-bit numbers; the symbolic engine stops at {MAX_WIDTH}")
@@ -635,7 +558,7 @@ class Encoding:
 
     def _width(self, a: Any) -> int:
         """The width of a node's narrow value: its interval's signed width, at most W."""
-        return min(self.W, _signed_bits(*self._ivl_of(a)))
+        return min(self.W, signed_bits(*self._ivl_of(a)))
 
     @staticmethod
     def _fit(e: Any, w: int) -> Any:
@@ -652,7 +575,7 @@ class Encoding:
         if isinstance(a, bool):
             return z3.BoolVal(a)
         if isinstance(a, int):
-            return z3.BitVecVal(int(a), _signed_bits(int(a), int(a)))
+            return z3.BitVecVal(int(a), signed_bits(int(a), int(a)))
         raise SpecError(f"the symbolic engine cannot encode the value {a!r} of type {type(a).__name__}")
 
     def _nbv(self, a: Any, w: int | None = None) -> Any:
