@@ -70,12 +70,13 @@ def parse_seconds(value: Any, flag: str = "--max-seconds") -> float | None:
     """A time limit in seconds: a finite number above 0 (None: no limit)."""
     if value is None:
         return None
+    shown = shorten(str(value).strip(), 40)  # (a 5,000-digit value was printed whole: issue 29)
     try:
         seconds = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise UsageError(f"{flag} {value!r}: expected a number of seconds, e.g. {flag} 60") from None
+        raise UsageError(f"{flag} {shorten(repr(value), 40)}: expected a number of seconds, e.g. {flag} 60") from None
     if not math.isfinite(seconds) or seconds <= 0:
-        raise UsageError(f"{flag} {value}: a time limit is a finite number of seconds above 0,"
+        raise UsageError(f"{flag} {shown}: a time limit is a finite number of seconds above 0,"
                          f" e.g. {flag} 60 (leave the option out for no limit)")
     return seconds
 
