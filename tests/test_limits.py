@@ -23,7 +23,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -93,7 +92,7 @@ class Heavy(Spec):
 '''
 
 
-@pytest.mark.parametrize("command", ["check", "prove"])
+@pytest.mark.parametrize("command", ["check", "prove", "graph"])
 def test_max_memory_covers_loading_the_spec(tmp_path, command):
     """A spec that takes 2 GB while it loads stops at --max-memory 200M, in the loading phase."""
     spec = tmp_path / "heavy.py"
@@ -142,6 +141,18 @@ def test_replay_has_the_whole_command_limits(tmp_path):
     assert "tracing the spec's actions: 1 s" in run.stderr
 
 
+def test_graph_has_the_limits_of_check():
+    """`ownership graph` had no time or memory limit (issue 29): --max-seconds stops it while it
+    traces the spec, or while it builds the graph, exit 3 and no graph drawn."""
+    run = ownership("graph", "sglang_pd", "--param", "requests=500", "--max-seconds", PAST_LOADING)
+    line = stopped(run, "max-seconds", "tracing the spec's actions")
+    assert line.endswith("no graph was drawn")
+    run = ownership("graph", "sglang_pd", "--param", "requests=3", "--max-nodes", "100000000", "--max-seconds",
+                    PAST_LOADING)
+    line = stopped(run, "max-seconds", "building the reachable state graph")
+    assert line.endswith("no graph was drawn")
+
+
 def test_replay_within_its_limits_replays():
     run = ownership("replay", str(TRACE), "--max-seconds", "60", "--max-memory", "4G")
     assert run.returncode == 1
@@ -160,56 +171,14 @@ def test_the_engine_gets_what_is_left_of_the_limit_and_reports_its_coverage():
     assert doc["coverage"]["states"] > 0
 
 
-PROBE = '''
-import json
-import sys
+#: 17 M states in about 1.2 GB: any limit of a few hundred MB stops it
+LARGE = ["--param", "requests=5", "--param", "decode_pool=5"]
 
-from ownership.api import model_for
-from ownership.engines import batch
-
-batch.keep_freed_memory()  # as the `ownership` command does
-params, limit, workers = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
-model = model_for("sglang_pd", params=params, fixes=["door-retire"])
-result = batch.check(model, max_memory=limit, workers=workers)
-print(json.dumps({"stopped_by": result.coverage.stopped_by, "peak": result.coverage.peak_memory}))
-'''
-
-#: 17 M states in about 1.2 GB: any limit below that stops it
-LARGE = {"requests": 5, "decode_pool": 5}
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("limit", [200 << 20, 300 << 20])
-def test_the_batch_search_stops_under_its_memory_limit_and_not_far_below(limit, workers):
-    """The batch engine looks one block ahead, not one level (NOTE(memory-estimate)), and its
-    table fills up where growing it would not fit (NOTE(fuller-table)): its peak resident
-    memory is under the limit and over three quarters of it (measured 0.98 to 0.99; it was
-    0.65 of 300M, 0.47 of 1G)."""
-    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(LARGE), json.dumps(limit), json.dumps(workers)],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout)
-    assert got["stopped_by"] == "max-memory"
-    assert 0.75 * limit < got["peak"] <= limit, got["peak"] / limit
-
-
-def _measured(tmp_path: Path, *args: str) -> tuple[int, str, int]:
-    """Run the console script: its exit code, its standard output, and its peak resident
-    memory in bytes (the kernel's, from wait4)."""
-    out = tmp_path / "out.txt"
-    with open(out, "w") as sink:
-        child = subprocess.Popen([OWNERSHIP, *args], stdout=sink, stderr=subprocess.DEVNULL, cwd=ROOT)
-    hang = threading.Timer(600, child.kill)
-    hang.start()
-    try:
-        _, status, usage = os.wait4(child.pid, 0)
-    finally:
-        hang.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, out.read_text(), usage.ru_maxrss * 1024
-
-
-ENGINES_OF_THE_GUARD = {
+#: A run of each engine that a limit of 300M stops (the batch engine with and without workers;
+#: the per-state engine, liveness and fuzz, whose memory only the command's guard watches).
+MEMORY_BOUND = {
+    "batch": LARGE,
+    "batch, 2 workers": [*LARGE, "--workers", "2"],
     "per-state": ["--param", "requests=3", "--param", "decode_pool=1100"],
     "liveness": ["--param", "requests=3", "--param", "decode_pool=6", "--liveness", "eventually-released"],
     "fuzz": ["--engine", "fuzz", "--runs", "1000000", "--steps", "200", "--param", "requests=6",
@@ -217,18 +186,21 @@ ENGINES_OF_THE_GUARD = {
 }
 
 
-@pytest.mark.parametrize("engine", sorted(ENGINES_OF_THE_GUARD))
-def test_an_engine_without_a_memory_check_of_its_own_stops_under_the_limit(tmp_path, engine):
-    """The per-state engine, liveness and fuzz keep no memory account: the command's guard
-    stops them at MEMORY_STOP of the limit, so that they stop under it (they stopped at 1.05
-    to 1.06 of it, past the engine's former grace), with their coverage."""
-    limit = 300 << 20
-    code, out, peak = _measured(tmp_path, "check", "sglang_pd", "--fix", "door-retire", *ENGINES_OF_THE_GUARD[engine],
-                                "--max-memory", "300M", "--json")
-    doc = json.loads(out)
-    assert code == 3 and doc["verdict"] == "inconclusive", out
-    assert "max-memory" in out
-    assert limit / 2 < peak <= limit, peak / limit
+@pytest.mark.parametrize("engine", sorted(MEMORY_BOUND))
+def test_max_memory_stops_every_engine_with_its_coverage(engine):
+    """--max-memory 300M: exit 3, stopped by max-memory, with the states covered so far. How
+    close to the limit each engine stops (0.9 to 1.0 of it; the batch engine stopped at 0.47 of
+    1G) is measured by benchmarks/memory_stop.py, not asserted here (a memory figure)."""
+    run = ownership("check", "sglang_pd", "--fix", "door-retire", *MEMORY_BOUND[engine], "--max-memory", "300M",
+                    "--json")
+    assert run.returncode == 3, (run.returncode, run.stdout[-2000:], run.stderr[-2000:])
+    doc = json.loads(run.stdout)
+    assert doc["verdict"] == "inconclusive", doc
+    assert doc["coverage"]["states"] > 0, doc["coverage"]
+    if engine == "liveness":  # (the safety search ends; the liveness search of its graph is stopped)
+        assert "stopped by max-memory" in doc["liveness"]["eventually-released"], doc["liveness"]
+    else:
+        assert doc["coverage"]["stopped_by"] == "max-memory", doc["coverage"]
 
 
 # --------------------------------------------------------------------------- the mechanism
@@ -290,7 +262,6 @@ def test_a_limit_crossed_while_the_answer_is_reported_does_not_replace_it():
 def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
     """NOTE(deferred): Ctrl-C and a crossed limit, held where the batch search waits inside
     multiprocessing (raised there, they could leave a pool's lock held: a hang)."""
-    import os
 
     before = signal.getsignal(signal.SIGINT)
     with limits.deferred() as held:
@@ -311,3 +282,61 @@ def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
     with pytest.raises(KeyboardInterrupt):  # after the block, Ctrl-C raises again at once
         os.kill(os.getpid(), signal.SIGINT)
         _busy(1.0)
+
+
+# --------------------------------------------------------------------------- the memory guard (issue 29)
+
+
+def test_the_guard_stops_an_engine_without_a_memory_check_before_the_ceiling():
+    """Outside `memory_checked()` the timer stops the command once the resident memory reaches
+    MEMORY_STOP of the ceiling (less its growth), so that what grows until the stop lands stays
+    under it: at 0.99 of the ceiling it stops (it waited for 1.0 outside an engine, 1.05 inside:
+    the per-state engine, liveness and fuzz ended past --max-memory). Inside `memory_checked()`
+    (the batch engine keeps to the ceiling itself) only a resident memory past it stops."""
+    rss = limits.resident_memory()
+    guard = limits.Guard(None, int(rss / 0.99), None)
+    assert guard.crossed() == "max-memory"
+    guard.in_engine = True
+    assert guard.crossed() == "max-memory"
+    guard.memory_checked = True
+    roomy = limits.Guard(None, rss * 2, None)
+    roomy.in_engine = roomy.memory_checked = True
+    assert roomy.crossed() is None
+    roomy.ceiling = rss // 2
+    assert roomy.crossed() == "max-memory"
+
+
+def test_memory_checked_marks_the_armed_guard_for_its_block_only():
+    with limits.armed(max_seconds=600) as guard:
+        assert not guard.memory_checked
+        with limits.memory_checked():
+            assert guard.memory_checked
+        assert not guard.memory_checked
+    with limits.memory_checked():  # (unarmed: nothing to mark)
+        pass
+
+
+def test_the_visited_table_grows_by_what_fits_and_fills_up_where_nothing_does():
+    """NOTE(fuller-table): the batch table grows 4x while it is small; where that would pass
+    the memory left (`room`), by the least step that fits; where none fits, not at all until it
+    is FULL_LOAD full (the search stopped a whole table's growth early: 0.47 of --max-memory 1G),
+    and past that it grows anyway (the search's check then stops it)."""
+    import numpy as np
+
+    from ownership.engines.batch import FULL_LOAD, Store, Table, row_hash
+
+    table = Table(Store(1), 1 << 16)
+    need = 40_000  # (past half of 65,536)
+    assert table.next_capacity(need) == 1 << 18
+    table.room = (1 << 17) * 8
+    assert table.next_capacity(need) == 1 << 17
+    table.room = 0
+    assert table.next_capacity(need) == 1 << 16
+    assert table.next_capacity(int(FULL_LOAD * (1 << 16)) + 1) == 1 << 17
+    # a table that may not grow stays correct past half full: every row found once
+    words = np.arange(1, 50_001, dtype=np.uint64).reshape(1, -1)
+    h = row_hash(words)
+    table.store.append(words)  # (the search stores the rows; the table confirms hits against them)
+    new = table.insert(h, words, 0)
+    assert table.cap == 1 << 16 and len(new) == 50_000
+    assert len(table.insert(h, words, 50_000)) == 0
