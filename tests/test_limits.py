@@ -261,8 +261,16 @@ def test_a_limit_crossed_while_the_answer_is_reported_does_not_replace_it():
 
 def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
     """NOTE(deferred): Ctrl-C and a crossed limit, held where the batch search waits inside
-    multiprocessing (raised there, they could leave a pool's lock held: a hang)."""
+    multiprocessing (raised there, they could leave a pool's lock held: a hang). The test sets
+    Python's own SIGINT handler itself: the suite may run with SIGINT ignored (issue 29, item 7)."""
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _deferred_stops()
+    finally:
+        signal.signal(signal.SIGINT, outer)
 
+
+def _deferred_stops() -> None:
     before = signal.getsignal(signal.SIGINT)
     with limits.deferred() as held:
         os.kill(os.getpid(), signal.SIGINT)
