@@ -4,6 +4,7 @@ The public API is exactly what `__all__` lists (pinned by tests/test_public_api.
 spec language, and the entry points to check a spec and to read, write and replay traces.
 """
 
+from . import limits as _limits  # noqa: F401, I001 (first: NOTE(command-interrupt), Ctrl-C while the command imports)
 from .api import check, model_for, replay_trace
 from .errors import ConfigError, OwnershipError, SpecError, TraceFormatError, UsageError
 from .lang import (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,3 +128,17 @@ def check_canonical_on_orbits(model, bm, canon, rows) -> list[int]:
         assert (stab[i * n:(i + 1) * n] == fixed[i]).all(), (row, fixed[i])
         assert bm.layout.unpack_row(block, 0) in {apply_concrete(model, p, row) for p in perms}, row
     return fixed
+
+
+def sigint_default() -> None:
+    """In a child, before it runs its program: SIGINT at its default disposition. A test
+    suite started with SIGINT ignored (a background job of a non-interactive shell, some CI
+    runners) passes that on to every child, which then never sees a Ctrl-C (issue 29)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def spawn(args: list[str], **kw) -> subprocess.Popen:
+    """Start a child that Ctrl-C reaches whatever the suite's own SIGINT disposition
+    (`sigint_default`), in a session of its own: SIGINT sent to its process group reaches it
+    and its workers, as a terminal's Ctrl-C does, and nothing else of the suite's."""
+    return subprocess.Popen(args, preexec_fn=sigint_default, start_new_session=True, **kw)

@@ -408,14 +408,16 @@ def test_a_checkpointed_run_shows_the_states_of_each_worker_in_its_progress():
 
 
 def test_ctrl_c_stops_a_checkpointed_run_at_once_and_it_resumes(tmp_path):
-    """In this process Ctrl-C acts at once (nothing holds it); the checkpoint it leaves resumes."""
+    """Ctrl-C stops a checkpointed run (exit 3, no traceback: _interrupted, which waits
+    generously for a hang and asserts no time, issue 29 item 7); the checkpoint it leaves
+    resumes."""
     from test_interrupt import Terminal, _interrupted
 
     where = tmp_path / "c"
     term = Terminal(*KILLED, "--checkpoint", str(where))
     term.wait_for(b"states/s")
-    text, took = _interrupted(term)
-    assert took < 10.0 and "stopped by interrupt" in text
+    text, _ = _interrupted(term)
+    assert "stopped by interrupt" in text
     resumed = run_cli(*KILLED, "--resume", str(where), "--json")
     assert resumed.code == 0 and json.loads(resumed.out)["coverage"]["states"] == 3_392_733
 

@@ -190,3 +190,47 @@ def test_max_memory_is_a_limit_of_every_engine(extra):
     all but the batch engine)."""
     run = run_cli("check", "sglang_pd", "--fix", "door-retire", "--max-memory", "8G", *extra)
     assert run.code == 0, run.err
+
+
+# --------------------------------------------------------------------------- huge integers (issue 29, item 6)
+
+#: Past Python's int-string limit (4,300 digits): int() of it raised ValueError, exit 4.
+HUGE = "9" * 5000
+
+INTEGER_OPTIONS = {
+    "param": ("check", "sglang_pd", "--param", f"decode_pool={HUGE}"),
+    "param-prove": ("prove", "sglang_pd", "--param", f"decode_pool={HUGE}"),
+    "param-graph": ("graph", "sglang_pd", "--param", f"decode_pool={HUGE}"),
+    "param-list": ("list", "sglang_pd", "--param", f"decode_pool={HUGE}"),
+    "max-states": ("check", "sglang_pd", "--max-states", HUGE),
+    "max-depth": ("check", "sglang_pd", "--max-depth", HUGE),
+    "runs": ("check", "sglang_pd", "--engine", "fuzz", "--runs", HUGE),
+    "steps": ("check", "sglang_pd", "--engine", "fuzz", "--steps", HUGE),
+    "seed": ("check", "sglang_pd", "--engine", "fuzz", "--seed", HUGE),
+    "workers": ("check", "sglang_pd", "--workers", HUGE),
+    "searches": ("check", "sglang_pd", "--engine", "fuzz", "--searches", HUGE),
+    "symbolic-high": ("check", "sglang_pd", "--engine", "bmc", "--symbolic", f"decode_pool=1..{HUGE}"),
+    "symbolic-low": ("prove", "sglang_pd", "--symbolic", f"decode_pool={HUGE}..3"),
+    "k": ("prove", "sglang_pd", "--k", HUGE),
+    "max-nodes": ("graph", "sglang_pd", "--max-nodes", HUGE),
+    "max-seconds": ("check", "sglang_pd", "--max-seconds", HUGE),
+    "max-memory": ("check", "sglang_pd", "--max-memory", HUGE + "M"),
+    "step": ("show", TRACE, "--step", HUGE),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_OPTIONS))
+def test_an_integer_of_thousands_of_digits_is_bad_input_shown_short(name):
+    """Every option that reads an integer, given 5,000 digits: exit 2, one error line with the
+    value shortened (a `--param` of 5,000 digits was exit 4, a ValueError of Python's
+    int-string limit; --max-seconds printed the value whole)."""
+    line = one_error_line(run_cli(*INTEGER_OPTIONS[name]))
+    assert HUGE[:100] not in line and len(line) < 400, len(line)
+
+
+@pytest.mark.parametrize("value", ["decode_pool=" + "1" * 19, "decode_pool=-" + "9" * 30, "x" * 5000 + "=3",
+                                   "decode_pool=" + "٣" * 5000])
+def test_a_param_too_long_to_be_a_parameter_is_refused_short(value):
+    """A value past any pool's size or a name past any parameter's, shown shortened."""
+    line = one_error_line(run_cli("check", "sglang_pd", "--param", value), "--param")
+    assert len(line) < 400

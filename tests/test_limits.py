@@ -1,20 +1,24 @@
-"""Limits hold for the whole command (issue 12, item 4), tested by behaviour: the command
-stops, exits 3, and says what stopped it and what was covered; times are only bounded
-generously ("well under 30 s for a 1 s limit").
+"""Limits hold for the whole command (issue 12, item 4; issue 29, items 5 and 7), tested by
+behaviour: the command stops, exits 3, and says what stopped it and what was covered. No test
+here asserts how long anything took: the limits given are generous enough for a loaded machine
+(a phase that must be reached before the deadline has seconds to get there).
 
 - --max-seconds and --max-memory cover loading, tracing and building the model, not only the
   search (requests=500 traced for minutes; bmc and prove at decode_pool=100000 ended in a
   MemoryError traceback; fuzz at a million pages ran 12 s for 0 runs under --max-seconds 1);
-- replay has the same limits, and a progress line while it traces;
+- replay and graph have the same limits, and a progress line while they trace;
 - a fuzz run claims only what it tried (it said "never enabled" of actions never looked at);
-- the batch engine's memory estimate is honest: within 1.5x of the measured resident memory
-  (it stopped at a third of --max-memory);
-- ownership.limits itself: the guard, its phases and the engine's grace.
+- --max-memory stops every engine under the limit and not far below it: the batch engine
+  stopped at 0.47 of --max-memory 1G, a whole level (with its table's growth) short of it;
+  the per-state engine and liveness at 1.05 to 1.06 of it, past it;
+- ownership.limits itself: the guard, its phases, the engine's grace, and the safe points
+  where a stop is raised (NOTE(safe-stop)).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -31,22 +35,20 @@ from ownership.errors import LimitReached
 OWNERSHIP = shutil.which("ownership") or str(Path(sys.executable).with_name("ownership"))
 TRACE = ROOT / "tests" / "golden" / "cli" / "incident.trace.json"
 
-#: A generous bound on how long a command stopped by a limit of a second or two may take.
-GENEROUS = 30.0
+#: A time limit that a loaded machine still reaches the spec's tracing within (its imports
+#: and loading took over a second under a load average of 15).
+PAST_LOADING = "6"
 
 
-def ownership(*args: str, cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, float]:
-    """Run the real console script; the process and its wall time."""
-    start = time.monotonic()
-    run = subprocess.run([OWNERSHIP, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
-    return run, time.monotonic() - start
+def ownership(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run the real console script (a hang past 300 s fails the test)."""
+    return subprocess.run([OWNERSHIP, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
-def stopped(run: subprocess.CompletedProcess, seconds: float, limit: str, phase: str | None = None) -> str:
-    """Exit 3, no traceback, an `inconclusive: stopped by LIMIT` line (while PHASE), in time."""
+def stopped(run: subprocess.CompletedProcess, limit: str, phase: str | None = None) -> str:
+    """Exit 3, no traceback, an `inconclusive: stopped by LIMIT` line (while PHASE)."""
     assert run.returncode == 3, (run.returncode, run.stdout, run.stderr)
     assert "Traceback" not in run.stdout + run.stderr
-    assert seconds < GENEROUS
     lines = [line for line in run.stdout.splitlines() if line.startswith("inconclusive: ")]
     assert len(lines) == 1, run.stdout
     assert f"stopped by {limit}" in lines[0], lines[0]
@@ -59,14 +61,14 @@ def stopped(run: subprocess.CompletedProcess, seconds: float, limit: str, phase:
 
 
 def test_max_seconds_covers_tracing_the_spec():
-    """requests=500: tracing every action binding takes minutes; a 1.5 s limit stops it there,
-    with a progress line meanwhile (stderr); --json makes the stop one JSON object."""
-    run, took = ownership("check", "sglang_pd", "--param", "requests=500", "--max-seconds", "1.5")
-    line = stopped(run, took, "max-seconds", "tracing the spec's actions")
+    """requests=500: tracing every action binding takes minutes; a limit of seconds stops it
+    there, with a progress line meanwhile (stderr); --json makes the stop one JSON object."""
+    run = ownership("check", "sglang_pd", "--param", "requests=500", "--max-seconds", PAST_LOADING)
+    line = stopped(run, "max-seconds", "tracing the spec's actions")
     assert line.endswith("nothing was explored")
     assert "tracing the spec's actions: 1 s" in run.stderr  # the progress line outside the engine
-    run, took = ownership("check", "sglang_pd", "--param", "requests=500", "--max-seconds", "1", "--json")
-    assert run.returncode == 3 and took < GENEROUS
+    run = ownership("check", "sglang_pd", "--param", "requests=500", "--max-seconds", PAST_LOADING, "--json")
+    assert run.returncode == 3
     doc = json.loads(run.stdout)
     assert doc["verdict"] == "inconclusive" and doc["stopped_by"] == "max-seconds"
     assert doc["while"] == "tracing the spec's actions" and doc["coverage"] is None and doc["exit_code"] == 3
@@ -90,29 +92,27 @@ class Heavy(Spec):
 '''
 
 
-@pytest.mark.parametrize("command", ["check", "prove"])
+@pytest.mark.parametrize("command", ["check", "prove", "graph"])
 def test_max_memory_covers_loading_the_spec(tmp_path, command):
     """A spec that takes 2 GB while it loads stops at --max-memory 200M, in the loading phase."""
     spec = tmp_path / "heavy.py"
     spec.write_text(BALLAST, encoding="utf-8")
-    run, took = ownership(command, str(spec), "--max-memory", "200M")
-    stopped(run, took, "max-memory", "loading the spec")
+    run = ownership(command, str(spec), "--max-memory", "200M")
+    stopped(run, "max-memory", "loading the spec")
 
 
 @pytest.mark.parametrize("command", [("check", "--engine", "bmc"), ("prove",)], ids=["bmc", "prove"])
 def test_bmc_and_prove_at_a_huge_pool_stop_at_the_limit(command):
     """decode_pool=100000 built and encoded a model until MemoryError (34-60 s, a traceback)."""
-    run, took = ownership(command[0], "sglang_pd", *command[1:], "--param", "decode_pool=100000",
-                          "--max-seconds", "1")
-    line = stopped(run, took, "max-seconds")
+    run = ownership(command[0], "sglang_pd", *command[1:], "--param", "decode_pool=100000", "--max-seconds", "1")
+    line = stopped(run, "max-seconds")
     assert line.endswith("nothing was explored")
 
 
 def test_fuzz_at_a_million_pages_stops_and_claims_only_what_it_tried():
     """It ran 12 s for 0 runs under --max-seconds 1, then said "never enabled" of every action."""
-    run, took = ownership("check", "sglang_pd", "--engine", "fuzz", "--param", "decode_pool=1000000",
-                          "--max-seconds", "1")
-    stopped(run, took, "max-seconds")
+    run = ownership("check", "sglang_pd", "--engine", "fuzz", "--param", "decode_pool=1000000", "--max-seconds", "1")
+    stopped(run, "max-seconds")
     assert "never enabled" not in run.stdout and "never fired" not in run.stdout
 
 
@@ -135,14 +135,26 @@ def test_replay_has_the_whole_command_limits(tmp_path):
     doc["#meta"]["ownership"]["params"]["requests"] = 500
     big = tmp_path / "big.itf.json"
     big.write_text(json.dumps(doc), encoding="utf-8")
-    run, took = ownership("replay", str(big), "--max-seconds", "1.5")
-    line = stopped(run, took, "max-seconds", "tracing the spec's actions")
+    run = ownership("replay", str(big), "--max-seconds", PAST_LOADING)
+    line = stopped(run, "max-seconds", "tracing the spec's actions")
     assert line.endswith("no verdict")
     assert "tracing the spec's actions: 1 s" in run.stderr
 
 
+def test_graph_has_the_limits_of_check():
+    """`ownership graph` had no time or memory limit (issue 29): --max-seconds stops it while it
+    traces the spec, or while it builds the graph, exit 3 and no graph drawn."""
+    run = ownership("graph", "sglang_pd", "--param", "requests=500", "--max-seconds", PAST_LOADING)
+    line = stopped(run, "max-seconds", "tracing the spec's actions")
+    assert line.endswith("no graph was drawn")
+    run = ownership("graph", "sglang_pd", "--param", "requests=3", "--max-nodes", "100000000", "--max-seconds",
+                    PAST_LOADING)
+    line = stopped(run, "max-seconds", "building the reachable state graph")
+    assert line.endswith("no graph was drawn")
+
+
 def test_replay_within_its_limits_replays():
-    run, _ = ownership("replay", str(TRACE), "--max-seconds", "60", "--max-memory", "4G")
+    run = ownership("replay", str(TRACE), "--max-seconds", "60", "--max-memory", "4G")
     assert run.returncode == 1
 
 
@@ -151,83 +163,44 @@ def test_replay_within_its_limits_replays():
 
 def test_the_engine_gets_what_is_left_of_the_limit_and_reports_its_coverage():
     """Past loading and tracing, the engine stops itself with its coverage (states explored)."""
-    run, took = ownership("check", "sglang_pd", "--param", "requests=4", "--param", "decode_pool=5",
-                          "--fix", "door-retire", "--max-seconds", "2", "--json")
+    run = ownership("check", "sglang_pd", "--param", "requests=5", "--param", "decode_pool=5",
+                    "--fix", "door-retire", "--max-seconds", PAST_LOADING, "--json")
     doc = json.loads(run.stdout)
-    assert run.returncode == 3 and took < GENEROUS
+    assert run.returncode == 3
     assert doc["verdict"] == "inconclusive" and doc["coverage"]["stopped_by"] == "max-seconds"
-    assert doc["coverage"]["states"] > 0 and doc["coverage"]["seconds"] < 2.5
+    assert doc["coverage"]["states"] > 0
 
 
-PROBE = '''
-import json
-import sys
+#: 17 M states in about 1.2 GB: any limit of a few hundred MB stops it
+LARGE = ["--param", "requests=5", "--param", "decode_pool=5"]
 
-from ownership.api import model_for
-from ownership.engines import batch
-
-batch.keep_freed_memory()  # as the `ownership` command does
-params, limit = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-model = model_for("sglang_pd", params=params, fixes=["door-retire"])
-samples = []
-levels = []
-expand = batch._Search._level
-
-
-def measured(self, d, memory_limit):
-    n = self.level_size(d)
-    growth = n / self.level_size(d - 1) if d else float(self.B)  # as _Search.run computes it
-    before = batch._rss()
-    estimate = self._estimate(n, growth)
-    samples.clear()
-    try:
-        return expand(self, d, memory_limit)
-    finally:
-        levels.append({"frontier": n, "before": before, "estimate": estimate,
-                       "peak": max([batch._rss(), *samples])})
+#: A run of each engine that a limit of 300M stops (the batch engine with and without workers;
+#: the per-state engine, liveness and fuzz, whose memory only the command's guard watches).
+MEMORY_BOUND = {
+    "batch": LARGE,
+    "batch, 2 workers": [*LARGE, "--workers", "2"],
+    "per-state": ["--param", "requests=3", "--param", "decode_pool=1100"],
+    "liveness": ["--param", "requests=3", "--param", "decode_pool=6", "--liveness", "eventually-released"],
+    "fuzz": ["--engine", "fuzz", "--runs", "1000000", "--steps", "200", "--param", "requests=6",
+             "--param", "decode_pool=30", "--seed", "1"],
+}
 
 
-batch._Search._level = measured
-result = batch.check(model, max_memory=limit, reporter=lambda p: samples.append(p.memory_bytes), report_every=0)
-print(json.dumps({"levels": levels, "stopped_by": result.coverage.stopped_by, "peak": result.coverage.peak_memory}))
-'''
-
-MEDIUM = {"requests": 4, "decode_pool": 3}  # 892,665 states, about 125 MB resident
-
-
-@pytest.fixture(scope="module")
-def unlimited() -> dict:
-    """The probe of the whole medium search, without a memory limit."""
-    return _probe(None)
-
-
-def _probe(limit: int | None) -> dict:
-    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(MEDIUM), json.dumps(limit)],
-                         capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
-
-
-def test_the_batch_memory_estimate_is_within_1_5x_of_the_resident_memory(unlimited):
-    """Before each level the guard compares resident memory + the estimate with the limit: that
-    sum is what the level's measured peak resident memory is compared with, level by level.
-    (Measured on this search: 1.09x to 1.38x; the former estimate was 3.5x to 7x, and stopped a
-    search under --max-memory 1G at 354 MB.) A ratio under 1 would let a level overshoot; over
-    1.5 stops searches early."""
-    levels = [lvl for lvl in unlimited["levels"] if lvl["frontier"] >= 5000]
-    assert len(levels) >= 10
-    ratios = [(lvl["before"] + lvl["estimate"]) / lvl["peak"] for lvl in levels]
-    assert all(1 / 1.5 <= r <= 1.5 for r in ratios), [round(r, 2) for r in ratios]
-
-
-def test_the_batch_search_stops_under_its_memory_limit(unlimited):
-    """Half the memory the whole search needs: it stops (max-memory), below the limit."""
-    full = unlimited
-    base = full["levels"][0]["before"]
-    limit = base + (full["peak"] - base) // 2
-    got = _probe(limit)
-    assert got["stopped_by"] == "max-memory"
-    assert got["peak"] <= limit * 1.05  # (at most a block's worth past it)
+@pytest.mark.parametrize("engine", sorted(MEMORY_BOUND))
+def test_max_memory_stops_every_engine_with_its_coverage(engine):
+    """--max-memory 300M: exit 3, stopped by max-memory, with the states covered so far. How
+    close to the limit each engine stops (0.9 to 1.0 of it; the batch engine stopped at 0.47 of
+    1G) is measured by benchmarks/memory_stop.py, not asserted here (a memory figure)."""
+    run = ownership("check", "sglang_pd", "--fix", "door-retire", *MEMORY_BOUND[engine], "--max-memory", "300M",
+                    "--json")
+    assert run.returncode == 3, (run.returncode, run.stdout[-2000:], run.stderr[-2000:])
+    doc = json.loads(run.stdout)
+    assert doc["verdict"] == "inconclusive", doc
+    assert doc["coverage"]["states"] > 0, doc["coverage"]
+    if engine == "liveness":  # (the safety search ends; the liveness search of its graph is stopped)
+        assert "stopped by max-memory" in doc["liveness"]["eventually-released"], doc["liveness"]
+    else:
+        assert doc["coverage"]["stopped_by"] == "max-memory", doc["coverage"]
 
 
 # --------------------------------------------------------------------------- the mechanism
@@ -288,9 +261,16 @@ def test_a_limit_crossed_while_the_answer_is_reported_does_not_replace_it():
 
 def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
     """NOTE(deferred): Ctrl-C and a crossed limit, held where the batch search waits inside
-    multiprocessing (raised there, they could leave a pool's lock held: a hang)."""
-    import os
+    multiprocessing (raised there, they could leave a pool's lock held: a hang). The test sets
+    Python's own SIGINT handler itself: the suite may run with SIGINT ignored (issue 29, item 7)."""
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _deferred_stops()
+    finally:
+        signal.signal(signal.SIGINT, outer)
 
+
+def _deferred_stops() -> None:
     before = signal.getsignal(signal.SIGINT)
     with limits.deferred() as held:
         os.kill(os.getpid(), signal.SIGINT)
@@ -310,3 +290,61 @@ def test_inside_deferred_a_stop_waits_for_the_poll_and_is_raised_there():
     with pytest.raises(KeyboardInterrupt):  # after the block, Ctrl-C raises again at once
         os.kill(os.getpid(), signal.SIGINT)
         _busy(1.0)
+
+
+# --------------------------------------------------------------------------- the memory guard (issue 29)
+
+
+def test_the_guard_stops_an_engine_without_a_memory_check_before_the_ceiling():
+    """Outside `memory_checked()` the timer stops the command once the resident memory reaches
+    MEMORY_STOP of the ceiling (less its growth), so that what grows until the stop lands stays
+    under it: at 0.99 of the ceiling it stops (it waited for 1.0 outside an engine, 1.05 inside:
+    the per-state engine, liveness and fuzz ended past --max-memory). Inside `memory_checked()`
+    (the batch engine keeps to the ceiling itself) only a resident memory past it stops."""
+    rss = limits.resident_memory()
+    guard = limits.Guard(None, int(rss / 0.99), None)
+    assert guard.crossed() == "max-memory"
+    guard.in_engine = True
+    assert guard.crossed() == "max-memory"
+    guard.memory_checked = True
+    roomy = limits.Guard(None, rss * 2, None)
+    roomy.in_engine = roomy.memory_checked = True
+    assert roomy.crossed() is None
+    roomy.ceiling = rss // 2
+    assert roomy.crossed() == "max-memory"
+
+
+def test_memory_checked_marks_the_armed_guard_for_its_block_only():
+    with limits.armed(max_seconds=600) as guard:
+        assert not guard.memory_checked
+        with limits.memory_checked():
+            assert guard.memory_checked
+        assert not guard.memory_checked
+    with limits.memory_checked():  # (unarmed: nothing to mark)
+        pass
+
+
+def test_the_visited_table_grows_by_what_fits_and_fills_up_where_nothing_does():
+    """NOTE(fuller-table): the batch table grows 4x while it is small; where that would pass
+    the memory left (`room`), by the least step that fits; where none fits, not at all until it
+    is FULL_LOAD full (the search stopped a whole table's growth early: 0.47 of --max-memory 1G),
+    and past that it grows anyway (the search's check then stops it)."""
+    import numpy as np
+
+    from ownership.engines.batch import FULL_LOAD, Store, Table, row_hash
+
+    table = Table(Store(1), 1 << 16)
+    need = 40_000  # (past half of 65,536)
+    assert table.next_capacity(need) == 1 << 18
+    table.room = (1 << 17) * 8
+    assert table.next_capacity(need) == 1 << 17
+    table.room = 0
+    assert table.next_capacity(need) == 1 << 16
+    assert table.next_capacity(int(FULL_LOAD * (1 << 16)) + 1) == 1 << 17
+    # a table that may not grow stays correct past half full: every row found once
+    words = np.arange(1, 50_001, dtype=np.uint64).reshape(1, -1)
+    h = row_hash(words)
+    table.store.append(words)  # (the search stores the rows; the table confirms hits against them)
+    new = table.insert(h, words, 0)
+    assert table.cap == 1 << 16 and len(new) == 50_000
+    assert len(table.insert(h, words, 50_000)) == 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -33,6 +34,7 @@ from ..errors import (
     SpecError,
     TraceFormatError,
     UsageError,
+    shorten,
 )
 from ..render.escape import printable
 from ..result import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, Verdict
@@ -180,6 +182,7 @@ class RefusedUsage(click.ClickException):
         self.as_json = wants_json(self.ctx)
         text = " ".join(e.format_message().split())
         text = (text[:1].lower() + text[1:]).rstrip(".").replace(". Did you mean", "; did you mean")
+        text = _shorten_values(text)
         path = self.ctx.command_path.split() if self.ctx is not None else []
         self.help_hint = shlex.join(["ownership", *path[1:], "--help"])
         super().__init__(text)
@@ -189,6 +192,12 @@ class RefusedUsage(click.ClickException):
             emit_json(error_doc(self.message, "usage", EXIT_BAD_INPUT, help=self.help_hint))
         else:
             echo(f"error: {self.message} (see '{self.help_hint}')", err=True)
+
+
+def _shorten_values(text: str) -> str:
+    """click's message with each quoted value shortened (ownership.errors.shorten): click
+    quotes the value it refuses whole (`--runs` of 5,000 digits was a 5,000-digit line)."""
+    return re.sub(r"'([^']{61,})'", lambda m: repr(shorten(m.group(1), 60)), text)
 
 
 def _refuse_click_usage(e: click.UsageError, ctx: click.Context | None) -> RefusedUsage | click.UsageError:
@@ -208,7 +217,8 @@ def _run_reporting_errors(invoke: Any, ctx: click.Context) -> Any:
 
 def _reporting(invoke: Any, ctx: click.Context) -> Any:
     try:
-        return invoke(ctx)
+        with limits.command_body():  # NOTE(command-interrupt): Ctrl-C is ignored once it ends
+            return invoke(ctx)
     except OwnershipError as e:
         report_bad_input(e, ctx)
         ctx.exit(EXIT_BAD_INPUT)
@@ -481,18 +491,32 @@ class Progress:
             write_out(lambda: click.echo("", err=True), err=True)
 
 
+#: The most digits of a `--param` value: more than any parameter can use (a pool or a slot has
+#: at most 134,217,728 values; a state is 64-bit words), and far below the 4,300 digits past
+#: which Python refuses to read a number (an internal error, issue 29).
+MAX_PARAM_DIGITS = 18
+
+
 def parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
     """`--param NAME=VALUE` options as a dict (every command that takes parameters)."""
     out: dict[str, int] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
+        shown = shorten(repr(pair), 60)
         if not sep or not name:
-            raise UsageError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param decode_pool=8")
+            raise UsageError(f"--param {shown}: expected NAME=VALUE, e.g. --param decode_pool=8")
+        if not name.strip().isidentifier() or len(name.strip()) > 60:
+            raise UsageError(f"--param {shown}: {shorten(repr(name.strip()), 40)} is not a parameter's name (a Python"
+                             " name); see the parameters with `ownership list SPEC`")
         digits = value.strip().replace("_", "").replace(",", "")
         if not (digits.lstrip("+-").isascii() and digits.lstrip("+-").isdigit() and len(digits) - len(digits.lstrip("+-")) <= 1):
             # (int() also reads other scripts' digits: "٣" was taken as 3)
-            raise UsageError(f"--param {pair!r}: {value!r} is not an integer: write it in the digits 0-9,"
-                             " e.g. --param decode_pool=8")
+            raise UsageError(f"--param {shown}: {shorten(repr(value), 40)} is not an integer: write it in the digits"
+                             " 0-9, e.g. --param decode_pool=8")
+        if len(digits.lstrip("+-0")) > MAX_PARAM_DIGITS:
+            raise UsageError(f"--param {shorten(name.strip(), 40)}={shorten(digits, 30)}: a parameter has at most"
+                             f" {MAX_PARAM_DIGITS} digits (no pool or slot holds more than 134,217,728 values);"
+                             " give a smaller value, e.g. --param decode_pool=8")
         out[name.strip()] = int(digits)
     return out
 

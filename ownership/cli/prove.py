@@ -58,6 +58,7 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     real counterexample (exit 1). A failing induction step is shown as a counterexample to
     induction, whose first state may be unreachable (exit 3)."""
     from .. import api, limits
+    from ..confirm import confirm
     from ..engines import bmc
 
     seconds = limits.parse_seconds(max_seconds)
@@ -77,6 +78,10 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         stopped = limits.tripped()
         if stopped is not None and result.coverage.stopped_by == "interrupt":
             result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
+    # the one counterexample rule (ownership/confirm.py, issue 29): the concrete interpreter
+    # re-runs a base-case counterexample before it is reported (with symbolic parameters, on
+    # the model at the witness's values); one that does not re-run is exit 4, never 1
+    confirm(result, getattr(result, "witness_model", None) or model)
     reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=seconds)
     if result.trace is not None:
         result.trace.spec = api.spec_ref(spec)

@@ -50,7 +50,15 @@ from ..errors import InternalError, SpecError, UsageError
 from ..interpret.batch import LIMB_BITS, MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
-from ..limits import TICK, Held, check_workers, deferred, parse_seconds, peak_resident_memory
+from ..limits import (
+    TICK,
+    Held,
+    check_workers,
+    deferred,
+    memory_checked,
+    parse_seconds,
+    peak_resident_memory,
+)
 from ..limits import available_memory as _available
 from ..limits import resident_memory as _rss
 from ..result import CheckResult, Coverage, Verdict
@@ -63,6 +71,13 @@ STOP_SECONDS = 5.0
 #: Frontier rows expanded per block: large enough that numpy's per-call cost vanishes, small
 #: enough to stay cache-friendly; at most 65536 so that a row fits the 16-bit radix sort.
 BLOCK = 1 << 15
+
+#: The fewest rows of a block: near the memory limit blocks shrink to this (NOTE(memory-estimate)).
+MIN_BLOCK = 1 << 10
+
+#: How full the visited table may get where growing it would pass the memory limit
+#: (NOTE(fuller-table)): linear probing then takes about 50 probes to add a row, 2.5 at 0.5.
+FULL_LOAD = 0.9
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -156,7 +171,8 @@ class Store:
 
 class Table:
     """The visited set: open addressing (linear probing) from row hash to state id, probed and
-    filled for a whole block per call. Load stays at most one half.
+    filled for a whole block per call. Load stays at most one half, unless growing would pass
+    the memory limit (`room`, NOTE(fuller-table)).
 
     A slot is one int64: 0 when empty (so a new table is `np.zeros`: no pass to fill it), else
     (31 high bits of the row's hash) << 32 | (state id + 1). Equal tags are confirmed by
@@ -175,6 +191,9 @@ class Table:
         self.store = store
         self._alloc(capacity)
         self.used = 0
+        #: the bytes a new table may take (the search's memory limit less what it holds and
+        #: the block needs): None, no limit (NOTE(fuller-table))
+        self.room: int | None = None
 
     def _alloc(self, capacity: int) -> None:
         self.cap = capacity
@@ -189,11 +208,34 @@ class Table:
     def tags(h: np.ndarray) -> np.ndarray:
         return (h >> np.uint64(33)).view(np.int64) << 32
 
-    def _grow(self, need: int) -> None:
+    def next_capacity(self, need: int) -> int:
+        """The capacity the table takes to hold `need` entries: its own while they fill at most
+        half of it, else 4 times larger while the table stays small next to the store (fewer
+        rehashes), else twice.
+
+        NOTE(fuller-table): a new table is allocated beside the old one while the rows are
+        rehashed, a step of up to 4 times the table at once. Where that would pass the memory
+        limit (`room`) the table grows by the least step that fits, or not at all while the
+        rows fill at most FULL_LOAD of it (linear probing stays correct, only slower, at any
+        load below 1). The search stopped a whole table's growth, or a level, early: at 0.47
+        of --max-memory 1G (issue 29). If nothing fits, it grows anyway (the search's check
+        after the block then stops it) rather than fill up."""
+        if need * 2 <= self.cap:
+            return self.cap
         cap = self.cap
         while need * 2 > cap:
-            # grow by 4 (fewer rehashes) while the table stays small next to the store
             cap *= 4 if cap < 1 << 25 else 2
+        if self.room is None or cap * 8 <= self.room:
+            return cap
+        least = self.cap
+        while need * 2 > least:
+            least *= 2
+        if least * 8 <= self.room or need > FULL_LOAD * self.cap:
+            return least
+        return self.cap
+
+    def _grow(self, need: int) -> None:
+        cap = self.next_capacity(need)
         if cap == self.cap:
             return
         self._alloc(cap)
@@ -487,9 +529,11 @@ def check(
         from .symmetry import require_symmetric
 
         require_symmetric(model, exp.bm)
-    return _Search(model, exp, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                   max_memory=max_memory, workers=workers, reporter=reporter,
-                   report_every=report_every, block=block, start=start_time).run()
+    search = _Search(model, exp, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+                     max_memory=max_memory, workers=workers, reporter=reporter,
+                     report_every=report_every, block=block, start=start_time)
+    with memory_checked():  # (NOTE(memory-estimate): it stops itself before the ceiling)
+        return search.run()
 
 
 class _Found(Exception):
@@ -532,6 +576,10 @@ class _Search:
         self.pool: Any = None
         self.held = Held()  # (while the pool runs: deferred())
         self.checked = 0        # states of the current level whose properties were checked
+        self.next_rows = block  # rows of the next block (fewer near the memory limit: _next_block_fits)
+        self.scale = 1.0        # how much more than estimated blocks took (`_learn`: NOTE(memory-estimate))
+        self.expected = 0       # the estimate of the next block's own needs, unscaled
+        self.started: tuple[int, int, int, int] | None = None  # before the block: `_learn`'s baseline
         #: the discovery position of the first step of the current level that raises a spec
         #: error, while the rest of the level is searched for a violation (NOTE(first-event))
         self.pending: int | None = None
@@ -546,7 +594,7 @@ class _Search:
         avail = _available() or (1 << 30)
         if self.max_memory is not None:
             avail = min(avail, self.max_memory)
-        cap = max(1 << 12, avail // (self._state_bytes(k) + 16))
+        cap = max(1 << 12, avail // (self._state_bytes(k) + 8))  # (a table slot each, at the fullest)
         return min(cap, self.max_states + 1) if self.max_states is not None else cap
 
     def _state_bytes(self, k: int) -> int:
@@ -580,39 +628,96 @@ class _Search:
             limits.append(_rss() + int(avail * 0.9))
         return min(limits) if limits else None
 
-    def _estimate(self, frontier: int, growth: float) -> int:
-        """The resident bytes that expanding the next level (`frontier` states, each with
-        `growth` new successors as in the last level) adds at its peak, for the memory guard.
+    def _rates(self, d: int, done: int) -> tuple[float, float]:
+        """New states and successors per row expanded: in level d so far (its first `done`
+        rows), or at its start as in level d - 1."""
+        if done:
+            new = self.store.n - self.level_start[d + 1]
+            return new / done, sum(c for _, _, c in self.blocks[d]) / done
+        if d == 0:
+            return float(self.B), float(self.B)
+        before = max(self.level_size(d - 1), 1)
+        return self.level_size(d) / before, sum(c for _, _, c in self.blocks[d - 1]) / before
 
-        NOTE(memory-estimate): honest, not padded: the guard stops before a level whose
-        estimate would pass the limit, and an estimate 3x too high stopped searches at a third
-        of --max-memory (tests/test_limits.py measures it against the resident memory, within
-        1.5x). A level that grows more than its predecessor did is caught by the check after
-        each block. It adds: per new state, _state_bytes; the table's new slots (8 bytes each,
-        beside the old ones while it rehashes) when the level takes it past half full
-        (Table._grow); the store's copy if it must grow; one block's temporaries, measured with
-        tracemalloc at about 6 bytes per slot of a state and 14 per binding for each row; and
-        with workers, the expanded blocks the parent holds before inserting them (a row's
-        successors: k words, a hash, a position and a parent, 8 bytes each)."""
+    def _next_block_fits(self, d: int, done: int, limit: int) -> bool:
+        """Whether a next block of level d (its rows from `done` on) keeps the resident memory
+        under `limit`: a whole block, else a smaller one down to MIN_BLOCK rows, which the
+        search then takes (`next_rows`)."""
+        rows = min(self._share(d), self.level_size(d) - done)
+        least = rows <= MIN_BLOCK
+        while not self._block_fits(d, done, rows, limit, fill=least):
+            if least:
+                return False
+            rows = max(rows // 2, MIN_BLOCK)
+            least = rows <= MIN_BLOCK
+        self.next_rows = rows
+        self._start_block()
+        return True
+
+    def _start_block(self) -> None:
+        """Before a block the memory check let through: what `_learn` measures it against."""
+        self.started = (_rss(), peak_resident_memory(), self.table.cap, self.expected)
+
+    def _learn(self) -> None:
+        """After a block: where it raised the process's peak resident memory, the peak says
+        what it took beyond the memory it began with; more than expected (its new states and
+        temporaries: _block_fits) scales the estimate of the blocks after it
+        (NOTE(memory-estimate)). A table that grew in the block is not the block's own."""
+        if self.started is None:
+            return
+        rss, high, cap, expected = self.started
+        self.started = None
+        peak = peak_resident_memory()
+        if peak <= max(high, rss) or expected < 1 << 20:  # (the peak says nothing, or too little)
+            return
+        took = peak - rss - (self.table.cap * 8 if self.table.cap != cap else 0)
+        self.scale = max(self.scale, took / expected)
+
+    def _block_fits(self, d: int, done: int, rows: int, limit: int, *, fill: bool) -> bool:
+        """Whether expanding and adding `rows` rows of level d (from `done` on) keeps the
+        resident memory under `limit`; sets the table's room for that block. Unless `fill`,
+        a block that leaves no room for the table to grow when it must does not fit: a smaller
+        block lets it grow, where filling it would stop the search sooner (NOTE(fuller-table)).
+
+        NOTE(memory-estimate): the guard looks one block ahead, not one level: a level is up
+        to twice the last, and stopping before a whole level (with its table growth) stopped
+        searches at 0.47 of --max-memory 1G (issue 29); a block is 32,768 rows. The estimate
+        is honest, not padded (one 3x too high stopped searches at a third of the limit). It
+        adds: per new state (as many per row as so far), _state_bytes; the block's
+        temporaries, measured with tracemalloc at about 6 bytes per slot of a state and 14 per
+        binding for each row; with workers, the expanded blocks the parent holds before
+        inserting them (a row's successors: k words, a hash, a position and a parent, 8 bytes
+        each); the store's copy if it must grow; and the table's new slots (8 bytes each,
+        beside the old ones while it rehashes) if it grows, by as much as the room left
+        allows (NOTE(fuller-table)). A block's own needs vary about that: a quarter more is
+        counted, so that near the limit it shrinks before its peak could pass it (a whole
+        block past it was 2.4% over --max-memory 300M). Where a block's measured peak says its
+        own needs are larger (symmetry's renamings of a block: 300 MB where 40 MB were
+        estimated, 1.17 of --max-memory 500M), later blocks are scaled by as much (`_learn`).
+        A block that adds more still is caught by the check after it."""
         k = self.exp.k
-        d = len(self.blocks)  # (the level being estimated: its blocks are not recorded yet)
-        new = int(frontier * max(growth, 0.0))
-        done = sum(c for _, _, c in self.blocks[d - 1]) if d else 0
-        successors = done / max(self.level_size(d - 1), 1) if d else float(self.B)
-        rows = min(frontier, self.block)
-        total = new * self._state_bytes(k)
-        need = self.table.used + new + int(rows * successors)  # (a block's rows are inserted at once)
-        cap = self.table.cap
-        while need * 2 > cap:
-            cap *= 4 if cap < 1 << 25 else 2
-        if cap > self.table.cap:
-            total += cap * 8
-        if self.store.n + new > self.store.data.shape[0]:
-            total += (self.store.n + new) * k * 8
-        total += rows * (self.bm.layout.columns * 6 + self.B * 14)
+        new_per_row, successors = self._rates(d, done)
+        new = int(rows * new_per_row)
+        own = new * self._state_bytes(k) + rows * (self.bm.layout.columns * 6 + self.B * 14)
+        self.expected = own  # (what _learn compares the block's measured peak with)
+        own = int(own * self.scale)
+        need = own + own // 4  # (a block's peak varies about this: a quarter more, then blocks shrink first)
         if self.workers > 1:
-            total += int((self.workers - 1) * rows * successors * (k * 8 + 24))
-        return total
+            need += int((self.workers - 1) * rows * successors * (k * 8 + 24))
+        if self.store.n + new > self.store.data.shape[0]:
+            need += (self.store.n + new) * k * 8
+        rss = _rss()
+        budget = limit - limit // 100  # (a percent to spare: what no estimate sees)
+        self.table.room = budget - rss - need
+        # (a block's successors vary about the mean: twice it, so that the insert does not grow
+        # a table the check let fill: NOTE(fuller-table))
+        wanted = self.table.used + 2 * int(rows * successors)
+        cap = self.table.next_capacity(wanted)
+        if cap > self.table.cap:
+            need += cap * 8
+        elif wanted * 2 > cap and not fill:
+            return False
+        return rss + need <= budget
 
     def level_size(self, d: int) -> int:
         if d >= len(self.level_start):
@@ -643,8 +748,9 @@ class _Search:
         violation; sometimes properties reached before it are noted."""
         base = self.level_start[d]
         error: int | None = None
-        for s in range(lo, hi, self.block):
-            e = min(s + self.block, hi)
+        size = min(self.block, self.next_rows)  # (near the memory limit, as small as its blocks)
+        for s in range(lo, hi, size):
+            e = min(s + size, hi)
             X = self.bm.layout.unpack(self.store.rows(base + s, base + e))
             checks = self.bm.state_properties(X)
             bad = np.asarray(checks.bad)
@@ -686,7 +792,6 @@ class _Search:
         stopped_by: str | None = None
         bound: int | None = None
         d = 0
-        growth = float(self.B)
         held = contextlib.ExitStack()
         try:
             if self.workers > 1:
@@ -710,7 +815,9 @@ class _Search:
                     stopped_by, bound = "max-depth", d
                     break
                 limit = self._memory_limit()
-                if limit is not None and _rss() + self._estimate(n, growth) > limit:
+                self.table.room, self.next_rows = None, self.block
+                if limit is not None and not self._next_block_fits(d, 0, limit):
+                    self.next_rows = MIN_BLOCK  # (the checks left, in small blocks: no room for more)
                     self._finish_level_checks(d)
                     stopped_by, bound = "max-memory", d
                     break
@@ -725,7 +832,6 @@ class _Search:
                     stopped_by, bound = stop, d
                     break
                 self.transitions = sum(c for lvl in self.blocks for _, _, c in lvl)
-                growth = self.level_size(d + 1) / max(n, 1)
                 d += 1
                 self._report(d)
         except _Found as found:
@@ -789,16 +895,26 @@ class _Search:
         if error is not None:
             self._state_error(d, error)
 
-    def _blocks_of(self, d: int) -> list[tuple[int, int]]:
-        n = self.level_size(d)
-        size = self.block
+    def _share(self, d: int) -> int:
+        """The rows of a block of level d: `block`, with workers fewer, a few blocks each."""
+        n, size = self.level_size(d), self.block
         if self.workers > 1 and n > 2048:
             size = min(size, max(1024, -(-n // (self.workers * 4))))
-        return [(s, min(s + size, n)) for s in range(0, n, size)]
+        return size
 
-    def _expanded(self, d: int, spans: list[tuple[int, int]]) -> Iterator[Block]:
+    def _blocks_of(self, d: int) -> Iterator[tuple[int, int]]:
+        """Level d's blocks, of `_share` rows, or fewer where the memory check before one
+        chose fewer (`next_rows`: NOTE(memory-estimate)); made as they are taken (with
+        workers by the pool's feeder, a few blocks ahead of the check)."""
+        n, size, s = self.level_size(d), self._share(d), 0
+        while s < n:
+            e = min(s + min(size, self.next_rows), n)
+            yield s, e
+            s = e
+
+    def _expanded(self, d: int, spans: Iterator[tuple[int, int]]) -> Iterator[Block]:
         base = self.level_start[d]
-        if self.pool is not None and len(spans) > 1:
+        if self.pool is not None and self.level_size(d) > self._share(d):
             def tasks() -> Iterator[tuple[int, np.ndarray, bool]]:
                 # (run by the pool's feeder thread, as the workers take tasks)
                 for s, e in spans:
@@ -896,8 +1012,13 @@ class _Search:
                 self._before_event(d)
                 self._settle(d)
                 return "max-seconds"
+            self._learn()
             rss = self.memory.sample()
-            if limit is not None and rss > limit:
+            more = blk.stop < self.level_size(d)  # (the next level's first block: checked at its start)
+            if limit is not None and (rss > limit or (more and not self._next_block_fits(d, blk.stop, limit))):
+                # the checks left in small blocks, and no more blocks for the workers (the parent
+                # received theirs meanwhile: 1.15 of --max-memory 800M): no room for more
+                self.next_rows, self.stopping = MIN_BLOCK, True
                 self._before_event(d)
                 self._settle(d)
                 return "max-memory"

@@ -25,10 +25,12 @@ progress goes to a reporter.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import limits
 from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, Flag
 from ..kernel import PROPERTIES
@@ -269,9 +271,15 @@ class _Solver:
             r = self.solver.check()
             if r == z3.sat:
                 self.model = self.solver.model()
+        except z3.Z3Exception:
+            if limits.cancelled():  # NOTE(cancel-in-c): Ctrl-C cut the query short
+                raise _Stop("interrupt") from None
+            raise
         finally:
             if extra:
                 self.solver.pop()
+        if limits.cancelled():  # (an answer of a cancelled query is no answer)
+            raise _Stop("interrupt")
         if r == z3.sat:
             return True
         if r == z3.unsat:
@@ -784,6 +792,10 @@ def check(
         stopped_by = stop.reason
     except KeyboardInterrupt:
         stopped_by = "interrupt"
+    except Exception as e:
+        if not _cut_short(e):
+            raise
+        stopped_by = "interrupt"
     elapsed = time.monotonic() - start
     settled = max(run.settled, 0)
 
@@ -967,6 +979,10 @@ def prove(
         stopped_by = stop.reason
     except KeyboardInterrupt:
         stopped_by = "interrupt"
+    except Exception as e:
+        if not _cut_short(e):
+            raise
+        stopped_by = "interrupt"
     settled = max(base.settled, 0)
     cov = SymbolicCoverage(0, 0, settled, complete=False, stopped_by=stopped_by, seconds=time.monotonic() - start,
                            bound_depth=settled if base.settled >= 0 else None, method="k-induction",
@@ -975,6 +991,31 @@ def prove(
 
 
 # --------------------------------------------------------------------------- entry points
+
+
+def _cut_short(e: Exception) -> bool:
+    """Whether `e` is z3's answer to a call that Ctrl-C cancelled (NOTE(cancel-in-c)): an
+    interrupted simplifier can leave a formula the solver then refuses ("not supported, apply
+    simplifier"), a model can be missing. An interrupt, not a bug of ownership."""
+    return type(e).__name__ == "Z3Exception" and limits.cancelled()
+
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C reaches Python in every z3 call, and stops a long one at once (NOTE(cancel-in-c)
+    in ownership/limits.py): z3's own SIGINT handler is off inside (it took the signal, and
+    code that reads an unknown answer as "maybe", as the footprints do, went on), and z3's
+    interrupt is called from another thread instead."""
+    import z3
+
+    z3.set_param("ctrl_c", False)
+    try:
+        with limits.cancelled_at_interrupt(z3.main_ctx().interrupt):
+            yield
+    finally:
+        z3.set_param("ctrl_c", True)
+
 
 
 def run(
@@ -996,9 +1037,10 @@ def run(
     if max_states is not None:
         raise UsageError("--max-states limits the explicit engine; bound the bmc engine with --max-depth (steps)")
     params = parse_symbolic(symbolic, model.spec_cls, model.env)
-    return check(model, max_depth=DEFAULT_DEPTH if max_depth is None else max_depth,
-                 max_seconds=max_seconds, reporter=reporter, symbolic=params,
-                 liveness=bool(model.liveness_checked()))
+    with _interruptible():
+        return check(model, max_depth=DEFAULT_DEPTH if max_depth is None else max_depth,
+                     max_seconds=max_seconds, reporter=reporter, symbolic=params,
+                     liveness=bool(model.liveness_checked()))
 
 
 def run_proof(
@@ -1013,7 +1055,8 @@ def run_proof(
     from ..interpret.smt import parse_symbolic
 
     params = parse_symbolic(symbolic, model.spec_cls, model.env)
-    return prove(model, k=k, max_seconds=max_seconds, reporter=reporter, symbolic=params)
+    with _interruptible():
+        return prove(model, k=k, max_seconds=max_seconds, reporter=reporter, symbolic=params)
 
 
 def confirm_trace(trace: Trace, model: Model) -> str | None:

@@ -46,7 +46,7 @@ from typing import Any
 
 import z3
 
-from ..errors import SpecError, UsageError
+from ..errors import SpecError, UsageError, shorten
 from ..ir import ops
 from ..ir.ops import Interval, signed_bits
 from ..lang.model import Model, SlotInfo
@@ -192,7 +192,11 @@ def parse_symbolic(texts: Iterable[str], spec_cls: type[Spec], env: dict[str, in
         if sep:
             m = _RANGE.match(rng.replace("_", ""))
             if m is None:
-                raise UsageError(f"--symbolic {text!r}: expected NAME=LO..HI, e.g. --symbolic {name}=1..8")
+                raise UsageError(f"--symbolic {shorten(repr(text), 60)}: expected NAME=LO..HI, e.g. --symbolic {name}=1..8")
+            if max(len(m.group(1).lstrip("-0")), len(m.group(2).lstrip("-0"))) > 18:
+                # (int() refuses more than 4,300 digits: an internal error, issue 29)
+                raise UsageError(f"--symbolic {shorten(text, 60)}: a bound has at most 18 digits (no pool or slot"
+                                 f" holds more than 134,217,728 values); give a range such as {name}=1..8")
             lo, hi = int(m.group(1)), int(m.group(2))
         else:
             lo, hi = p.minimum, max(DEFAULT_HIGH, p.minimum)
