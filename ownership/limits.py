@@ -456,9 +456,18 @@ def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
     if stop_at_next_line(frame, KeyboardInterrupt()):
         return
-    again = threading.Timer(RETRY, signal.pthread_kill, (threading.main_thread().ident, signum))
+    again = threading.Timer(RETRY, _interrupt_again, (signum,))
     again.daemon = True
     again.start()
+
+
+def _interrupt_again(signum: int) -> None:
+    """The retry of a Ctrl-C that came at no safe point: sent again only while `interrupt` still
+    handles SIGINT. Once the block that installed it has ended, SIGINT's handler may be the
+    default one again (pytest's, or none at exit): the resent signal then killed a pytest
+    session that Ctrl-C had already ended cleanly (exit -2, not pytest's 2; issue 29)."""
+    if signal.getsignal(signal.SIGINT) is interrupt:
+        signal.pthread_kill(threading.main_thread().ident or 0, signum)
 
 
 @contextmanager

@@ -263,3 +263,22 @@ def test_ctrl_c_inside_pytest_ends_the_session(tmp_path):
     assert child.returncode == 2, (child.returncode, out[-3000:])  # pytest's ExitCode.INTERRUPTED
     assert "KeyboardInterrupt" in out and "1 failed" not in out, out[-3000:]
     assert not (tmp_path / "second").exists(), out[-3000:]
+
+
+def test_a_ctrl_c_resent_after_its_handler_is_gone_is_not_sent_again():
+    """A Ctrl-C that came at no safe point is sent again RETRY later (NOTE(safe-stop)), but only
+    while limits.interrupt still handles SIGINT: resent after the block that installed it had
+    ended, it killed a pytest session that Ctrl-C had already ended cleanly (exit -2, not 2)."""
+    code = (
+        "import signal, time\n"
+        "from ownership import limits\n"
+        "limits.safe_point = lambda frame: False\n"
+        "limits.stop_at_next_line = lambda frame, stop: False\n"
+        "signal.signal(signal.SIGINT, limits.interrupt)\n"
+        "limits.interrupt(signal.SIGINT, None)\n"  # (no safe point: a retry is scheduled)
+        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"  # (the block ends before the retry)
+        "time.sleep(20 * limits.RETRY)\n"
+        "print('alive')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
+    assert (run.returncode, run.stdout.strip()) == (0, "alive"), (run.returncode, run.stderr[-2000:])
