@@ -41,12 +41,15 @@ from ..errors import UsageError, shorten
 from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
-VERSION = 6
+VERSION = 7
 
 _ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
 _BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
 
 _PRELUDE = r"""
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* (mremap: NOTE(memory)) */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,7 +465,8 @@ struct search {
     int64_t top;          /* the deepest depth stored */
     int64_t n, cap;       /* states stored (the visited set), room for */
     uint32_t *table;      /* open addressing: state id + 1, 0 empty */
-    u64 tmask;            /* table size - 1 */
+    u64 tsize;            /* the table's slots: any number (NOTE(memory)); slot() maps a hash */
+    u64 tgrow;            /* the table grows when this many states are stored */
     int64_t head, head_depth, transitions, deepest_done;
     int64_t max_states, max_depth;   /* -1: none */
     int64_t max_bytes;    /* what the store and the table may take (-1: no limit): NOTE(memory) */
@@ -492,10 +496,14 @@ static inline u64 hash_words(const u64 *w) {
     return h;
 }
 /* NOTE(huge-pages): the table and the store are read at random; in 2 MiB pages (where the
-   kernel has them, on request) a read rarely misses the TLB as well as the cache. */
+   kernel has them, on request) a read rarely misses the TLB as well as the cache. The advice
+   covers the whole pages of the block, its allocator's header included: advising only the
+   pages inside it split the block's mapping in three, and the mremap that realloc grows a
+   large block with failed (EFAULT), so every growth of the store copied it, old and new held
+   at once (0.16 of --max-memory above the limit once the store grew by what fit, issue 29). */
 static void advise_huge(void *p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-    uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095, hi = ((uintptr_t)p + bytes + 4095) & ~(uintptr_t)4095;
     if (bytes >= (1u << 21) && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #else
     (void)p; (void)bytes;
@@ -504,41 +512,97 @@ static void advise_huge(void *p, size_t bytes) {
 /* NOTE(memory): the bytes the store and the table hold: a state's words and parent per slot of
    the store, 4 bytes per slot of the table. A growth that would pass max_bytes (while a table
    grows, the old one and the new one are both held) is refused, and the search stops with
-   what it found (status 7), before the process takes the memory. */
+   what it found (status 7), before the process takes the memory. Near the limit the store
+   grows by what still fits rather than doubling, and a table that cannot double fills up to
+   TABLE_FULL of its slots (linear probing stays correct, only slower): doubling alone stopped
+   the search at 0.79 of --max-memory 1G (issue 29). */
+#define TABLE_FULL_TENTHS 9
 static int64_t held_bytes(const struct search *S) {
-    return S->cap * (int64_t)(WORDS * 8 + 4) + (int64_t)(S->tmask + 1) * 4;
+    return S->cap * (int64_t)(WORDS * 8 + 4) + (int64_t)S->tsize * 4;
 }
+/* The store's arrays and the table are mapped by the search itself where the system can
+   (Linux: mmap, mremap: a growth copies nothing, and nothing freed stays resident); elsewhere
+   malloc and realloc. Through malloc the parents' array and the tables below the mmap
+   threshold that the ownership command sets (NOTE(first-touch) in ownership.engines.batch)
+   stayed resident once freed, never trimmed: 35 MB past the held bytes, 3% over
+   --max-memory 300M (issue 29). A new mapping reads as zeros, as calloc's memory. */
+static void *store_alloc(size_t bytes) {
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    void *p = mmap(0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? 0 : p;
+#else
+    return malloc(bytes);
+#endif
+}
+static void *store_grow(void *p, size_t old, size_t bytes) {
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    void *q = mremap(p, old, bytes, MREMAP_MAYMOVE);
+    return q == MAP_FAILED ? 0 : q;
+#else
+    (void)old;
+    return realloc(p, bytes);
+#endif
+}
+static void store_free(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+    if (p) munmap(p, bytes);
+#else
+    (void)bytes;
+    free(p);
+#endif
+}
+/* A hash's slot in a table of `size` slots: the high half of hash * size (any size, not
+   only a power of two, so that a table near the memory limit grows by what fits). */
+static inline u64 slot(u64 hash, u64 size) { return (u64)(((unsigned __int128)hash * size) >> 64); }
+static inline u64 next_slot(u64 h, u64 size) { return h + 1 == size ? 0 : h + 1; }
+/* The table grows to twice its slots when half full; where that would pass max_bytes, to as
+   many as fit while they keep it at most TABLE_FULL_TENTHS full (and then grows again only
+   when it is that full); else it fails (7). */
 static int grow_table(struct search *S) {
-    u64 size = (S->tmask + 1) * 2;
-    if (S->max_bytes >= 0 && held_bytes(S) + (int64_t)size * 4 > S->max_bytes) return 7;
-    uint32_t *t = (uint32_t *)calloc(size, sizeof(uint32_t));
+    u64 size = S->tsize * 2, least = (u64)S->n * 10 / TABLE_FULL_TENTHS + 1;
+    if (S->max_bytes >= 0) {
+        int64_t room = (S->max_bytes - held_bytes(S)) / 4;   /* (the old table is held while the new fills) */
+        if ((int64_t)size > room) size = room > 0 ? (u64)room : 0;
+        if (size < least || size <= S->tsize) return 7;
+    }
+    uint32_t *t = (uint32_t *)store_alloc(size * sizeof(uint32_t));
     if (!t) return 7;
+#if !(defined(__linux__) && defined(MREMAP_MAYMOVE))
+    memset(t, 0, size * sizeof(uint32_t));
+#endif
     advise_huge(t, size * sizeof(uint32_t));
     u64 ring[16];   /* the slots of the next 16 states, fetched ahead (NOTE(prefetch)) */
     for (int64_t id = 0; id < S->n + 16; id++) {
         if (id >= 16) {   /* (the slot of state id - 16 first: state id's takes its place) */
             u64 h = ring[id & 15];
-            while (t[h]) h = (h + 1) & (size - 1);
+            while (t[h]) h = next_slot(h, size);
             t[h] = (uint32_t)(id - 16 + 1);
         }
         if (id < S->n) {
-            u64 h = hash_words(S->states + id * WORDS) & (size - 1);
+            u64 h = slot(hash_words(S->states + id * WORDS), size);
             __builtin_prefetch(&t[h], 1);
             ring[id & 15] = h;
         }
     }
-    free(S->table); S->table = t; S->tmask = size - 1;
+    store_free(S->table, S->tsize * sizeof(uint32_t)); S->table = t;
+    S->tgrow = size >= 2 * (u64)S->n ? size / 2 : size * TABLE_FULL_TENTHS / 10;
+    S->tsize = size;
     return 0;
 }
 static int grow_states(struct search *S) {
-    int64_t cap = S->cap * 2;
-    if (S->max_bytes >= 0 && held_bytes(S) + S->cap * (int64_t)(WORDS * 8 + 4) > S->max_bytes) return 7;
-    u64 *st = (u64 *)realloc(S->states, (size_t)cap * WORDS * sizeof(u64));
+    int64_t add = S->cap;
+    if (S->max_bytes >= 0) {   /* (as many slots as fit, up to twice the store: NOTE(memory)) */
+        int64_t room = (S->max_bytes - held_bytes(S)) / (int64_t)(WORDS * 8 + 4);
+        if (room < add) add = room;
+        if (add < 1024) return 7;
+    }
+    int64_t cap = S->cap + add;
+    u64 *st = (u64 *)store_grow(S->states, (size_t)S->cap * WORDS * sizeof(u64), (size_t)cap * WORDS * sizeof(u64));
     if (!st) return 7;
     S->states = st;
     advise_huge(st, (size_t)cap * WORDS * sizeof(u64));
-    int32_t *pa = (int32_t *)realloc(S->parent, (size_t)cap * sizeof(int32_t));
-    if (!pa) return 7;
+    int32_t *pa = (int32_t *)store_grow(S->parent, (size_t)S->cap * sizeof(int32_t), (size_t)cap * sizeof(int32_t));
+    if (!pa) { S->states = (u64 *)store_grow(st, (size_t)cap * WORDS * sizeof(u64), (size_t)S->cap * WORDS * sizeof(u64)); return 7; }
     S->parent = pa;
     S->cap = cap;
     return 0;
@@ -553,7 +617,7 @@ static int64_t depth_of(const struct search *S, int64_t id) {
 }
 /* -1: stored already; else the new state's id (or -(rc+2) when memory ran out) */
 static int64_t insert(struct search *S, const u64 *w, u64 hash, int64_t parent, int b, int64_t d) {
-    u64 h = hash & S->tmask;
+    u64 h = slot(hash, S->tsize);
     for (;;) {
         uint32_t e = S->table[h];
         if (!e) break;
@@ -561,7 +625,7 @@ static int64_t insert(struct search *S, const u64 *w, u64 hash, int64_t parent, 
         int same = 1;
         for (int i = 0; i < WORDS; i++) same &= (s[i] == w[i]);
         if (same) return -1;
-        h = (h + 1) & S->tmask;
+        h = next_slot(h, S->tsize);
     }
     if (S->n >= 2147483647LL) return -9;   /* (parents are kept in 31 bits) */
     if (S->n == S->cap && grow_states(S)) return -9;
@@ -570,7 +634,10 @@ static int64_t insert(struct search *S, const u64 *w, u64 hash, int64_t parent, 
     S->parent[id] = (int32_t)parent; (void)b;
     if (d > S->top) { S->top = d; S->level[d] = id; }
     S->table[h] = (uint32_t)(id + 1);
-    if ((u64)S->n * 2 > S->tmask + 1 && grow_table(S)) return -9;
+    if ((u64)S->n >= S->tgrow && grow_table(S)) {   /* NOTE(memory) */
+        if ((u64)S->n * 10 >= S->tsize * TABLE_FULL_TENTHS) return -9;
+        S->tgrow = S->tsize * TABLE_FULL_TENTHS / 10;   /* (no room to grow before it is that full) */
+    }
     return id;
 }
 static void note_failed(struct search *S, int64_t d, int64_t at, int64_t b) {
@@ -593,13 +660,13 @@ static inline __attribute__((always_inline)) void prefetch(const struct search *
        slot of one AHEAD / 2 ahead names (its slot was fetched AHEAD / 2 successors ago). Hints
        only: what is fetched never changes what the search does. */
     if (i + AHEAD < S->nbuf && !S->buf[i + AHEAD].error)
-        __builtin_prefetch(&S->table[S->buf[i + AHEAD].h & S->tmask]);
+        __builtin_prefetch(&S->table[slot(S->buf[i + AHEAD].h, S->tsize)]);
     if (i + AHEAD / 2 < S->nbuf && !S->buf[i + AHEAD / 2].error) {
-        u64 h = S->buf[i + AHEAD / 2].h & S->tmask;
+        u64 h = slot(S->buf[i + AHEAD / 2].h, S->tsize);
         uint32_t e = S->table[h];
         if (e) {
             __builtin_prefetch(S->states + (int64_t)(e - 1) * WORDS);
-            e = S->table[(h + 1) & S->tmask];   /* (and the next slot's, often probed too) */
+            e = S->table[next_slot(h, S->tsize)];   /* (and the next slot's, often probed too) */
             if (e) __builtin_prefetch(S->states + (int64_t)(e - 1) * WORDS);
         }
     }
@@ -643,7 +710,7 @@ int ownership_run(struct search *S, int64_t budget) {
         }
         S->starts[last - first] = S->nbuf;
         for (int64_t i = 0; i < AHEAD && i < S->nbuf; i++)
-            if (!S->buf[i].error) __builtin_prefetch(&S->table[S->buf[i].h & S->tmask]);
+            if (!S->buf[i].error) __builtin_prefetch(&S->table[slot(S->buf[i].h, S->tsize)]);
         for (int64_t idx = first; idx < last; idx++) {
             while (S->head_depth < S->top && idx >= S->level[S->head_depth + 1]) S->head_depth++;
             int64_t d = S->head_depth;
@@ -667,11 +734,14 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
     struct search *S = (struct search *)calloc(1, sizeof(struct search));
     if (!S) return 0;
     S->cap = 1 << 12;
-    S->states = (u64 *)malloc((size_t)S->cap * WORDS * sizeof(u64));
-    S->parent = (int32_t *)malloc((size_t)S->cap * sizeof(int32_t));
+    S->states = (u64 *)store_alloc((size_t)S->cap * WORDS * sizeof(u64));
+    S->parent = (int32_t *)store_alloc((size_t)S->cap * sizeof(int32_t));
     S->level = (int64_t *)calloc(65536, sizeof(int64_t));
-    S->tmask = (1 << 13) - 1;
-    S->table = (uint32_t *)calloc(S->tmask + 1, sizeof(uint32_t));
+    S->tsize = 1 << 13; S->tgrow = S->tsize / 2;
+    S->table = (uint32_t *)store_alloc(S->tsize * sizeof(uint32_t));
+#if !(defined(__linux__) && defined(MREMAP_MAYMOVE))
+    if (S->table) memset(S->table, 0, S->tsize * sizeof(uint32_t));
+#endif
     S->last = (u64 *)calloc(WORDS, sizeof(u64));
     S->buf = (struct succ *)malloc((size_t)BATCH * BINDINGS * sizeof(struct succ));
     S->starts = (int64_t *)malloc((size_t)(BATCH + 1) * sizeof(int64_t));
@@ -691,7 +761,10 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
 }
 void ownership_free(struct search *S) {
     if (!S) return;
-    free(S->states); free(S->parent); free(S->level); free(S->table); free(S->last);
+    store_free(S->states, (size_t)S->cap * WORDS * sizeof(u64));
+    store_free(S->parent, (size_t)S->cap * sizeof(int32_t));
+    store_free(S->table, S->tsize * sizeof(uint32_t));
+    free(S->level); free(S->last);
     free(S->buf); free(S->starts); free(S);
 }
 int64_t ownership_get(struct search *S, int what) {
@@ -701,7 +774,7 @@ int64_t ownership_get(struct search *S, int what) {
     case 6: return S->failed_b; case 7: return S->event_at; case 8: return S->event_b;
     case 9: return (int64_t)S->reached; case 10: return S->top; case 12: return (int64_t)S->represented;
     case 11: return held_bytes(S);
-    case 13: return S->n * (int64_t)(WORDS * 8 + 4) + (int64_t)(S->tmask + 1) * 4;   /* NOTE(held-memory) */
+    case 13: return S->n * (int64_t)(WORDS * 8 + 4) + (int64_t)S->tsize * 4;   /* NOTE(held-memory) */
     }
     return -1;
 }
