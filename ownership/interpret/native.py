@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError, shorten
-from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
+from ..ir.graph import Graph
+from .batch import _CMP, BOOL, BatchModel, WordWrites, _Emitter
 
 #: Bump when the generated code or the search template changes meaning (cache key).
 VERSION = 6
