@@ -7,13 +7,14 @@ int64 column per state position.
 
 The action graphs come from the symbolic interpreter (`trace_model`), with the kernel's
 operations already unrolled over pages. They are compiled once per model:
-- hash-consed into one shared node table, so a subexpression used by several bindings (or
-  pages) is one node, folded where its arguments are constants or its interval decides it
-  (e.g. `prompt > 3` when prompt ranges over 0..3);
-- emitted as straight-line numpy code, one Python function per program: guards become boolean
-  masks, `ite` becomes `np.where`, page-set primitives (`popcount`, `first`, `nth`, `select`)
-  are vectorised helpers below. Every intermediate is computed once per call (the CSE of the
-  node table is the cache per term within one evaluation).
+- hash-consed into the batch graph (ownership.ir.graph: one shared node table, so a
+  subexpression used by several bindings (or pages) is one node, folded where its arguments
+  are constants or its interval decides it, e.g. `prompt > 3` when prompt ranges over 0..3);
+- emitted as straight-line numpy code (the walk of ownership.interpret.emit, each operation
+  written from `_Emitter.FORMS`: NOTE(emit-tables)), one Python function per program: guards
+  become boolean masks, `ite` becomes `np.where`, page-set primitives (`popcount`, `first`,
+  `nth`, `select`) are vectorised helpers below. Every intermediate is computed once per call
+  (the CSE of the node table is the cache per term within one evaluation).
 
 The hot path has no per-state Python loop: per block it runs one function for the cheap parts of
 every guard (stage comparisons) over all rows, then per binding a function over only the rows
@@ -56,6 +57,7 @@ from ..ir.graph import (
 )
 from ..lang.model import Model
 from ..lang.values import PYTHON
+from .emit import COMMON_FORMS, Emitter, FieldForm, Form
 from .symbolic import BOOL, INT, trace_model
 
 #: Largest pool the batch engine takes, in limbs of 63 pages (ownership.engines.batch.supports).
@@ -386,7 +388,7 @@ def _compile(source: str, name: str, extra: dict[str, Any] | None = None) -> Any
     return fn
 
 
-# --------------------------------------------------------------------------- the node table
+# --------------------------------------------------------------------------- code generation
 
 
 def _literal(v: Any) -> str:
@@ -399,22 +401,19 @@ def _literal(v: Any) -> str:
     return repr(v)
 
 
-# --------------------------------------------------------------------------- code generation
-
-_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_ARITH = {"add": "+", "sub": "-", "mul": "*"}
-_BITS = {"bitand": "&", "bitor": "|", "bitxor": "^"}
-_LOGIC = {"and": "&", "or": "|", "xor": "^"}
+#: How a field's value goes into a packed word, in numpy (ownership.interpret.emit.FieldForm).
+NUMPY_FIELDS = FieldForm(word="{v}.view(np.uint64)", offset="({v} - {lo})", condition="{v}.astype(np.uint64)",
+                         mask="({v} & {mask})")
 
 
-class _Emitter:
-    """Straight-line numpy code for a set of root nodes, each node computed once."""
+class _Emitter(Emitter):
+    """Straight-line numpy code over a block's rows (`gathered`: the rows idx of X only)."""
+
+    BACKEND = "numpy"
 
     def __init__(self, graph: Graph, *, gathered: bool) -> None:
-        self.g = graph
+        super().__init__(graph)
         self.gathered = gathered
-        self.lines: list[str] = []
-        self.done: set[int] = set()
         self.tables: dict[str, np.ndarray] = {}  # lookup tables the code reads (built once)
 
     def table(self, values: list[int]) -> str:
@@ -427,131 +426,96 @@ class _Emitter:
         self.tables[name] = np.array(values, dtype=np.int64)
         return name
 
-    def ref(self, n: int, *, as_int: bool = False, as_bool: bool = False) -> str:
-        node = self.g.nodes[n]
-        if node.op == "const":
-            v = node.value
-            if as_int:
-                return _literal(int(v))
-            if as_bool:
-                return repr(bool(v))
-            return _literal(v)
-        self.need(n)
-        name = f"t{n}"
-        if as_int and node.sort == BOOL:
+    def literal(self, v: Any, *, as_int: bool = False, as_bool: bool = False) -> str:
+        if as_int:
+            return _literal(int(v))
+        if as_bool:
+            return repr(bool(v))
+        return _literal(v)
+
+    def coerce(self, name: str, sort: str, *, as_int: bool, as_bool: bool) -> str:
+        if as_int and sort == BOOL:
             return f"{name}.astype(np.int64)"
-        if as_bool and node.sort == INT:
+        if as_bool and sort == INT:
             return f"({name} != 0)"
         return name
 
-    def need(self, root: int) -> None:
-        """Emit the code of `root` and of everything it depends on (iteratively, in id order)."""
-        if root in self.done or self.g.nodes[root].op == "const":
-            return
-        todo: set[int] = set()
-        stack = [root]
-        while stack:
-            n = stack.pop()
-            if n in todo or n in self.done:
-                continue
-            node = self.g.nodes[n]
-            if node.op == "const":
-                continue
-            todo.add(n)
-            stack.extend(a for a in self._children(node))
-        for n in sorted(todo):
-            self.done.add(n)
-            self.lines.append(self._line(n))
+    def column(self, position: int) -> str:
+        return f"X[{position}].take(idx)" if self.gathered else f"X[{position}]"
 
     def _line(self, n: int) -> str:
-        """The statement that computes node n (ownership.interpret.native writes C instead)."""
         return f"    t{n} = {self._expr(n)}"
 
-    def _children(self, node: Node) -> list[int]:
-        if node.op in ("var", "const"):
-            return []
-        if node.op == "stack":
-            return list(node.args)
-        if node.op == "select":
-            stack = self.g.nodes[node.args[0]]
-            if all(self.g.is_const(v) for v in stack.args):
-                return [node.args[1]]
-            return [node.args[0], node.args[1]]
-        if node.op == "nth":
-            return [node.args[0], node.args[1]]
-        return list(node.args)
+    def stack(self, node: Node) -> str:
+        return "_stack((" + "".join(self.ref(v, as_int=True) + ", " for v in node.args) + "), N)"
 
-    def _expr(self, n: int) -> str:
-        g, node = self.g, self.g.nodes[n]
-        op, a = node.op, node.args
-        if op == "var":
-            col = f"X[{node.value}].take(idx)" if self.gathered else f"X[{node.value}]"
-            return f"({col} != 0)" if node.sort == BOOL else col
-        if op in _CMP:
-            return f"({self.ref(a[0])} {_CMP[op]} {self.ref(a[1])})"
-        if op in _ARITH:
-            return f"({self.ref(a[0], as_int=True)} {_ARITH[op]} {self.ref(a[1], as_int=True)})"
-        if op == "div":
-            return f"np.floor_divide({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
-        if op == "mod":
-            return f"np.remainder({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
-        if op == "neg":
-            return f"(-{self.ref(a[0], as_int=True)})"
-        if op == "shl":
-            return f"np.left_shift({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
-        if op == "shr":
-            return f"np.right_shift({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
-        if op in ("and", "or"):
-            sym = _LOGIC[op]
-            return "(" + f" {sym} ".join(self.ref(x, as_bool=True) for x in a) + ")"
-        if op == "xor":
-            return f"({self.ref(a[0], as_bool=True)} ^ {self.ref(a[1], as_bool=True)})"
-        if op == "not":
-            return f"(~{self.ref(a[0], as_bool=True)})"
-        if op in _BITS:
-            return f"({self.ref(a[0], as_int=True)} {_BITS[op]} {self.ref(a[1], as_int=True)})"
-        if op == "compl":
-            return f"(~{self.ref(a[0], as_int=True)})"
-        if op == "ite":
-            as_int = node.sort == INT
-            branches = [self.ref(x, as_int=as_int, as_bool=not as_int) for x in a[1:]]
-            return f"np.where({self.ref(a[0], as_bool=True)}, {branches[0]}, {branches[1]})"
-        if op == "bit":
-            p = self.ref(a[0], as_int=True)
-            if g.nodes[a[0]].lo >= 0:
-                return f"np.left_shift(1, {p})"
-            return f"np.where({p} >= 0, np.left_shift(1, np.maximum({p}, 0)), 0)"
-        if op == "popcount":
-            return f"_popcount({self.ref(a[0], as_int=True)})"
-        if op in ("first", "nth") and g.bit_width(a[0]) > _TABLE_BITS and g.nodes[a[0]].lo >= 0 \
-                and np.little_endian:
-            # a page set of more than 10 pages, or a limb of a wide one (NOTE(wide-pages)): byte
-            # tables, not a loop over its bits (a 62-page pool ran at half the speed of 63)
-            if op == "first":
-                return f"_first_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)})"
-            return f"_nth_bytes({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])})"
-        if op == "first":
-            return f"_first({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {g.bit_width(a[0])})"
-        if op == "nth" and g.is_const(a[1]) and g.bit_width(a[0]) <= _TABLE_BITS:
+    # -- the operations numpy writes in more than one way (NOTE(emit-tables)) ---------------
+
+    def _bit(self, n: int) -> str:
+        """page(p): a shift, guarded where p may be negative (no page)."""
+        a = self.g.nodes[n].args
+        p = self.ref(a[0], as_int=True)
+        if self.g.nodes[a[0]].lo >= 0:
+            return f"np.left_shift(1, {p})"
+        return f"np.where({p} >= 0, np.left_shift(1, np.maximum({p}, 0)), 0)"
+
+    def _bytewise(self, m: int) -> bool:
+        """A page set of more than 10 pages, or a limb of a wide one (NOTE(wide-pages)): byte
+        tables, not a loop over its bits (a 62-page pool ran at half the speed of 63)."""
+        return self.g.bit_width(m) > _TABLE_BITS and self.g.nodes[m].lo >= 0 and np.little_endian
+
+    def _first(self, n: int) -> str:
+        """first(m, k): byte tables, one table over every small m, or a loop over m's bits."""
+        m, k = self.g.nodes[n].args
+        if self._bytewise(m):
+            return f"_first_bytes({self.ref(m, as_int=True)}, {self.ref(k, as_int=True)})"
+        return f"_first({self.ref(m, as_int=True)}, {self.ref(k, as_int=True)}, {self.g.bit_width(m)})"
+
+    def _nth(self, n: int) -> str:
+        """nth(m, j, default): byte tables, a table of nth(., j) at a constant j, or a loop."""
+        g = self.g
+        m, j, default = g.nodes[n].args
+        if self._bytewise(m):
+            return f"_nth_bytes({self.ref(m, as_int=True)}, {self.ref(j, as_int=True)}, {_literal(default)})"
+        if g.is_const(j) and g.bit_width(m) <= _TABLE_BITS:
             # a constant j (the kernel's unrolled loops): one gather from a table of nth(m, j)
             # over every m the page set can hold (0 <= m < 2**bits), instead of _nth's ~8 ops
-            bits, j = g.bit_width(a[0]), int(g.cval(a[1]))
-            nth_table = self.table([PYTHON.nth(m, j, a[2]) for m in range(1 << bits)])
-            return f"{nth_table}.take({self.ref(a[0], as_int=True)})"
-        if op == "nth":
-            return f"_nth({self.ref(a[0], as_int=True)}, {self.ref(a[1], as_int=True)}, {_literal(a[2])}, {g.bit_width(a[0])})"
-        if op == "stack":
-            return "_stack((" + "".join(self.ref(v, as_int=True) + ", " for v in a) + "), N)"
-        if op == "select":
-            stack, idx, default = a
-            if all(g.is_const(v) for v in g.nodes[stack].args):
-                values = [int(g.cval(v)) for v in g.nodes[stack].args]
-                inode = g.nodes[idx]
-                if 0 <= inode.lo and inode.hi < len(values):  # always in range: a plain gather
-                    return f"{self.table(values)}.take({self.ref(idx, as_int=True)})"
-                return f"_select_const({self.table(values + [default])}, {self.ref(idx, as_int=True)})"
+            values = [PYTHON.nth(x, int(g.cval(j)), default) for x in range(1 << g.bit_width(m))]
+            return f"{self.table(values)}.take({self.ref(m, as_int=True)})"
+        return f"_nth({self.ref(m, as_int=True)}, {self.ref(j, as_int=True)}, {_literal(default)}, {g.bit_width(m)})"
+
+    def _select(self, n: int) -> str:
+        """values[idx]: a gather from a table of constant values, else from the stacked rows."""
+        node = self.g.nodes[n]
+        stack, idx, default = node.args
+        constants = self.constant_values(node)
+        if constants is None:
             return f"_select({self.ref(stack)}, {self.ref(idx, as_int=True)}, {_literal(default)})"
-        raise ValueError(f"the batch interpreter has no rule for {op!r}")
+        values = [int(v) for v in constants]
+        inode = self.g.nodes[idx]
+        if 0 <= inode.lo and inode.hi < len(values):  # always in range: a plain gather
+            return f"{self.table(values)}.take({self.ref(idx, as_int=True)})"
+        return f"_select_const({self.table(values + [default])}, {self.ref(idx, as_int=True)})"
+
+    #: NOTE(emit-tables): how numpy writes each operation
+    FORMS = {
+        **COMMON_FORMS,
+        "add": Form("({0} + {1})", "int"),
+        "sub": Form("({0} - {1})", "int"),
+        "mul": Form("({0} * {1})", "int"),
+        "div": Form("np.floor_divide({0}, {1})", "int"),
+        "mod": Form("np.remainder({0}, {1})", "int"),
+        "neg": Form("(-{0})", "int"),
+        "shl": Form("np.left_shift({0}, {1})", "int"),
+        "shr": Form("np.right_shift({0}, {1})", "int"),
+        "not": Form("(~{0})", "bool"),
+        "ite": Form("np.where({0}, {1}, {2})", ("bool", "sort", "sort")),
+        "bit": _bit,
+        "popcount": Form("_popcount({0})", "int"),
+        "first": _first,
+        "nth": _nth,
+        "select": _select,
+    }
 
 
 # --------------------------------------------------------------------------- compiled model
@@ -621,9 +585,14 @@ class WordWrites:
                 computed.append((f, node_id))
         return WordWrites(cleared, constant, computed)
 
-    def kept(self, word: int) -> int | None:
-        """The mask of the parent's bits a word keeps (None: all of them)."""
-        return ((1 << 64) - 1) ^ self.cleared[word] if word in self.cleared else None
+    def word(self, word: int, pieces: dict[int, list[str]], number: Callable[[int], str]) -> list[tuple[str, str]]:
+        """The steps that make a successor's word from its parent's, (operator, operand): keep
+        (&) the bits not written, set (|) the constant ones, then each computed field's piece;
+        `number` writes a constant in the backend's code."""
+        steps = [] if word not in self.cleared else [("&", number(((1 << 64) - 1) ^ self.cleared[word]))]
+        if self.constant.get(word):
+            steps.append(("|", number(self.constant[word])))
+        return steps + [("|", piece) for piece in pieces.get(word, [])]
 
 
 @dataclass
@@ -810,32 +779,13 @@ class BatchModel:
         g, lay = self.graph, self.layout
         em = _Emitter(g, gathered=True)
         plan = WordWrites.of(g, lay, writes)
-        per_word: dict[int, list[str]] = {}
-        for f, w in plan.computed:
-            node = g.nodes[w]
-            ref = em.ref(w, as_int=True) if node.sort == INT else em.ref(w)
-            if node.sort == BOOL:
-                piece = f"{ref}.astype(np.uint64)"
-            elif f.lo:
-                piece = f"({ref} - {f.lo}).view(np.uint64)"
-            else:
-                piece = f"{ref}.view(np.uint64)"
-            if f.bits < 64:
-                piece = f"({piece} & {(1 << f.bits) - 1})"
-            if f.shift:
-                piece = f"({piece} << {f.shift})"
-            per_word.setdefault(f.word, []).append(piece)
+        per_word = NUMPY_FIELDS.pieces((f, em.ref(w), g.nodes[w].sort == BOOL) for f, w in plan.computed)
         flag_ref = None if g.is_const(flag) and not g.cval(flag) else em.ref(flag, as_bool=True)
         lines = list(em.lines)
         outs = []
         for wd in range(lay.words):
             lines.append(f"    w{wd} = P[{wd}].take(idx)")
-            if plan.kept(wd) is not None:
-                lines.append(f"    w{wd} &= {plan.kept(wd)}")
-            if plan.constant.get(wd):
-                lines.append(f"    w{wd} |= {plan.constant[wd]}")
-            for piece in per_word.get(wd, []):
-                lines.append(f"    w{wd} |= {piece}")
+            lines.extend(f"    w{wd} {op}= {x}" for op, x in plan.word(wd, per_word, str))
             outs.append(f"w{wd}")
         flag_out = "None" if flag_ref is None else (
             "np.ones(N, dtype=bool)" if flag_ref == "True" else f"np.broadcast_to({flag_ref}, (N,))")

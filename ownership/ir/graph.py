@@ -95,6 +95,12 @@ NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt
 COMPARISONS = frozenset(NEGATED)
 #: The operations that act on each bit (of a page set: on each page) alone.
 BITWISE = frozenset({"bitand", "bitor", "bitxor"})
+#: The operations of ownership.ir.ops.OPERATIONS that no node holds, the graph writing them with
+#: others: none (`not` stays where it negates no comparison, `select` where its index is not
+#: constant); every backend writes the rest (NOTE(emit-tables), tests/test_operations.py).
+LOWERED: frozenset[str] = frozenset()
+#: What a node holds besides an operation: a state position, a constant, a select's values.
+STRUCTURE = frozenset({"var", "const", "stack"})
 
 
 # --------------------------------------------------------------------------- the node table
