@@ -22,14 +22,12 @@ from ownership import SpecError, UsageError, model_for
 from ownership.engines import batch, explicit, partitioned
 from ownership.interpret.batch import (
     BatchModel,
-    Graph,
     Layout,
     _compile,
     _Emitter,
-    join_limbs,
-    split_limbs,
 )
 from ownership.interpret.symbolic import PAGES, Term
+from ownership.ir.graph import Graph, join_limbs, split_limbs
 from ownership.lang.values import PYTHON
 
 

@@ -273,3 +273,57 @@ def test_every_engine_reaches_the_same_states_through_every_operation(model: Any
             Verdict.VERIFIED, states, reference.coverage.depth), name
     bounded = bmc.check(model, max_depth=3)
     assert bounded.verdict is Verdict.BOUNDED and bounded.coverage.bound_depth == 3
+
+
+# -- the backends' tables (NOTE(emit-tables) in ownership/interpret/emit.py) --------------------
+
+BACKENDS = ("C", "numpy")
+
+
+def _backend_table(backend: str) -> dict[str, Any]:
+    """How a backend writes each operation of the batch graph (its emitter's FORMS)."""
+    from ownership.interpret import batch as numpy_backend
+    from ownership.interpret import native as c_backend
+
+    return {"numpy": numpy_backend._Emitter.FORMS, "C": c_backend._C.FORMS}[backend]
+
+
+def test_the_batch_graph_holds_every_operation_it_does_not_lower(model: Any) -> None:
+    """Between them, the graphs of every_operation.py and select_edges.py (a select at a computed
+    index, `not` of an invariant that is no comparison) hold every operation of the table but
+    those the graph lowers, and nothing else: what each backend's table must cover."""
+    from ownership.ir.graph import LOWERED, STRUCTURE
+
+    held = {n.op for n in BatchModel(model).graph.nodes}
+    held |= {n.op for n in BatchModel(model_for(str(ROOT / "tests" / "specs_batch" / "select_edges.py"))).graph.nodes}
+    assert held - STRUCTURE == set(ops.OPERATIONS) - LOWERED
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_backend_writes_every_operation_the_graph_can_hold(backend: str) -> None:
+    from ownership.ir.graph import LOWERED
+
+    table = _backend_table(backend)
+    missing = set(ops.OPERATIONS) - LOWERED - set(table)
+    assert not missing, f"the {backend} backend's table lacks {sorted(missing)}"
+    assert set(table) <= set(ops.OPERATIONS), f"not operations of the table: {sorted(set(table) - set(ops.OPERATIONS))}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_backends_form_writes_every_argument_of_its_operation(backend: str) -> None:
+    """A Form names each argument and trailing constant of its operation once ({0}, {1}, ...),
+    or all of them joined (an operation of any arity); a method writes the rest."""
+    from string import Formatter
+
+    from ownership.interpret.emit import Form
+
+    for name, spelling in _backend_table(backend).items():
+        if not isinstance(spelling, Form):
+            assert callable(spelling), name
+            continue
+        fields = sorted({int(f) for _, f, _, _ in Formatter().parse(spelling.text) if f is not None})
+        op = ops.OPERATIONS[name]
+        if op.arity is None:
+            assert spelling.join is not None and fields == [0], name
+        else:
+            assert spelling.join is None and fields == list(range(op.arity + op.constants)), (name, spelling.text)

@@ -47,8 +47,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InternalError, SpecError, UsageError
-from ..interpret.batch import LIMB_BITS, MAX_POOL_PAGES, MAX_WIDE_POOL_PAGES, BatchModel
+from ..interpret.batch import MAX_WIDE_POOL_PAGES, BatchModel
 from ..interpret.concrete import Concrete
+from ..ir.graph import LIMB_BITS, MAX_POOL_PAGES
 from ..lang.model import Model
 from ..limits import (
     TICK,

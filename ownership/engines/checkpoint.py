@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError, shorten
-from ..interpret.batch import LIMB_BITS, Layout
+from ..interpret.batch import Layout
+from ..ir.graph import LIMB_BITS
 from ..lang.model import Model
 from ..trace import whole_file
 

@@ -173,7 +173,8 @@ def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: floa
     the concrete interpreter's speed; the two are compared in tests). None when the batch
     interpreter cannot run the model, or a step raises a spec error (the concrete build then
     raises it, with its message)."""
-    from ..interpret.batch import MAX_POOL_PAGES, BatchModel
+    from ..interpret.batch import BatchModel
+    from ..ir.graph import MAX_POOL_PAGES
 
     if any(info.size > MAX_POOL_PAGES for info in model.pools.values()):
         return None

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..interpret.batch import BatchModel, Graph, Layout, limb_plan
+from ..interpret.batch import BatchModel, Layout
+from ..ir.graph import Graph, limb_plan
 from ..lang.declare import RequestDomain
 from ..lang.model import Model
 

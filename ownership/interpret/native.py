@@ -1,10 +1,12 @@
 """The native interpreter: a Model's traced graphs, and the breadth-first search, compiled to C.
 
-The batch interpreter (ownership.interpret.batch) hash-conses the traced actions into one
-node table and runs it as numpy code over whole blocks; this module writes the same node
-table as C, one function that expands one packed state (every binding in order: its spec
-error first, then its guard conjunct by conjunct, stopping at the first that fails, then the
-successor's packed words and the kernel's flag), and one that checks a state's properties.
+The batch graph (ownership.ir.graph) hash-conses the traced actions into one node table,
+which the batch interpreter (ownership.interpret.batch) runs as numpy code over whole blocks;
+this module writes the same node table as C (the walk of ownership.interpret.emit, each
+operation written from `_C.FORMS`: NOTE(emit-tables)), one function that expands one packed
+state (every binding in order: its spec error first, then its guard conjunct by conjunct,
+stopping at the first that fails, then the successor's packed words and the kernel's flag),
+and one that checks a state's properties.
 Around them a fixed search in C (`_SEARCH` below) keeps the states in discovery order with
 their parent and binding, and the visited set as an open-addressing table of state ids, so
 that no Python runs per state: ownership.engines.native drives it a time slice at a time.
@@ -38,13 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError, shorten
-from .batch import _CMP, BOOL, BatchModel, Graph, WordWrites, _Emitter
+from ..ir.graph import Graph
+from .batch import BOOL, BatchModel, WordWrites
+from .emit import COMMON_FORMS, Emitter, FieldForm, Form
 
 #: Bump when the generated code or the search template changes meaning (cache key).
 VERSION = 7
-
-_ARITH_C = {"add": "w_add", "sub": "w_sub", "mul": "w_mul"}
-_BITS_C = {"bitand": "&", "bitor": "|", "bitxor": "^"}
 
 _PRELUDE = r"""
 #ifndef _GNU_SOURCE
@@ -100,21 +101,30 @@ static inline i64 f_nth(i64 m, i64 j, i64 dflt) {
 """
 
 
-class _C(_Emitter):
+#: How a field's value goes into a packed word, in C (ownership.interpret.emit.FieldForm).
+C_FIELDS = FieldForm(word="(u64)({v})", offset="{v} - {lo}LL", condition="(u64)(({v} != 0))", mask="({v} & {mask}ULL)",
+                     always_mask=True)
+
+
+class _C(Emitter):
     """C statements for a set of root nodes within one block, each node computed once (the
-    batch interpreter's emitter, its order of nodes kept, writing C)."""
+    walk of ownership.interpret.emit, in the numpy emitter's order of nodes)."""
+
+    BACKEND = "C"
 
     def __init__(self, graph: Graph, indent: str, fields: list[Any]) -> None:
-        super().__init__(graph, gathered=False)
+        super().__init__(graph)
         self.fields = fields   # (a state position is read straight from the packed words P)
         self.indent = indent
 
-    def ref(self, n: int, *, as_int: bool = False, as_bool: bool = False) -> str:
-        node = self.g.nodes[n]
-        if node.op == "const":
-            return _literal(node.value)
-        self.need(n)
-        return f"t{n}"
+    def literal(self, v: Any, *, as_int: bool = False, as_bool: bool = False) -> str:
+        return f"({_literal(v)} != 0)" if as_bool else _literal(v)
+
+    def coerce(self, name: str, sort: str, *, as_int: bool, as_bool: bool) -> str:
+        return f"({name} != 0)" if as_bool else name   # (a condition is 0 or 1 in an i64)
+
+    def column(self, position: int) -> str:
+        return _field(self.fields[position])
 
     def _line(self, n: int) -> str:
         node = self.g.nodes[n]
@@ -122,71 +132,44 @@ class _C(_Emitter):
             if not node.args:
                 return f"{self.indent}/* t{n}: an empty array */"
             return f"{self.indent}const i64 t{n}[{len(node.args)}] = {{{', '.join(self.ref(v) for v in node.args)}}};"
-        if node.op == "select" and self.g.nodes[node.args[0]].args and \
-                all(self.g.is_const(v) for v in self.g.nodes[node.args[0]].args):
-            values = ", ".join(_literal(self.g.cval(v)) for v in self.g.nodes[node.args[0]].args)
-            table = f"{self.indent}static const i64 t{n}_table[] = {{{values}}};"
+        values = self.constant_values(node) if node.op == "select" else None
+        if values:
+            table = f"{self.indent}static const i64 t{n}_table[] = {{{', '.join(map(_literal, values))}}};"
             return f"{table}\n{self.indent}i64 t{n} = {self._expr(n)};"
         return f"{self.indent}i64 t{n} = {self._expr(n)};"
 
-    def _expr(self, n: int) -> str:
-        g, node = self.g, self.g.nodes[n]
-        op, a = node.op, node.args
-        r = self.ref
-        if op == "var":
-            v = _field(self.fields[node.value])
-            return f"({v} != 0)" if node.sort == BOOL else v
-        if op in _CMP:
-            return f"({r(a[0])} {_CMP[op]} {r(a[1])})"
-        if op in _ARITH_C:
-            return f"{_ARITH_C[op]}({r(a[0])}, {r(a[1])})"
-        if op == "div":
-            return f"f_div({r(a[0])}, {r(a[1])})"
-        if op == "mod":
-            return f"f_mod({r(a[0])}, {r(a[1])})"
-        if op == "neg":
-            return f"w_neg({r(a[0])})"
-        if op == "shl":
-            return f"f_shl({r(a[0])}, {r(a[1])})"
-        if op == "shr":
-            return f"f_shr({r(a[0])}, {r(a[1])})"
-        if op == "and":
-            return "(" + " & ".join(f"({r(x)} != 0)" for x in a) + ")"
-        if op == "or":
-            return "(" + " | ".join(f"({r(x)} != 0)" for x in a) + ")"
-        if op == "xor":
-            return f"(({r(a[0])} != 0) ^ ({r(a[1])} != 0))"
-        if op == "not":
-            return f"({r(a[0])} == 0)"
-        if op in _BITS_C:
-            return f"({r(a[0])} {_BITS_C[op]} {r(a[1])})"
-        if op == "compl":
-            return f"(~{r(a[0])})"
-        if op == "ite":
-            cond, yes, no = r(a[0]), r(a[1]), r(a[2])
-            if node.sort == BOOL:
-                yes, no = f"({yes} != 0)", f"({no} != 0)"
-            return f"(({cond} != 0) ? {yes} : {no})"
-        if op == "bit":
-            return f"f_bit({r(a[0])})"
-        if op == "popcount":
-            return f"f_popcount({r(a[0])})"
-        if op == "first":
-            return f"f_first({r(a[0])}, {r(a[1])})"
-        if op == "nth":
-            return f"f_nth({r(a[0])}, {r(a[1])}, {_literal(a[2])})"
-        if op == "select":
-            # NOTE(select-array): an index into an array, not a chain of comparisons: _copy_keys
-            # reads one key a destination page (a select over every source page), so a chain
-            # was quadratic in the pool's pages, megabytes of C for a pool of 100 pages
-            stack, idx, default = a
-            size = len(g.nodes[stack].args)
-            if size == 0:
-                return _literal(default)
-            array = f"t{n}_table" if all(g.is_const(v) for v in g.nodes[stack].args) else r(stack)
-            i = r(idx)
-            return f"(((u64)({i})) < {size}ULL ? {array}[{i}] : {_literal(default)})"
-        raise UsageError(f"the native engine has no rule for the operation {op!r} yet: use the numpy engine")
+    def _select(self, n: int) -> str:
+        """values[idx] (NOTE(select-array)): an index into an array, not a chain of comparisons:
+        _copy_keys reads one key a destination page (a select over every source page), so a
+        chain was quadratic in the pool's pages, megabytes of C for a pool of 100 pages."""
+        node = self.g.nodes[n]
+        stack, idx, default = node.args
+        size = len(self.g.nodes[stack].args)
+        if size == 0:
+            return _literal(default)
+        array = f"t{n}_table" if self.constant_values(node) is not None else self.ref(stack)
+        i = self.ref(idx)
+        return f"(((u64)({i})) < {size}ULL ? {array}[{i}] : {_literal(default)})"
+
+    #: NOTE(emit-tables): how C writes each operation (the functions are in _PRELUDE)
+    FORMS = {
+        **COMMON_FORMS,
+        "add": Form("w_add({0}, {1})"),
+        "sub": Form("w_sub({0}, {1})"),
+        "mul": Form("w_mul({0}, {1})"),
+        "div": Form("f_div({0}, {1})"),
+        "mod": Form("f_mod({0}, {1})"),
+        "neg": Form("w_neg({0})"),
+        "shl": Form("f_shl({0}, {1})"),
+        "shr": Form("f_shr({0}, {1})"),
+        "not": Form("({0} == 0)"),
+        "ite": Form("({0} ? {1} : {2})", ("bool", "sort", "sort")),
+        "bit": Form("f_bit({0})"),
+        "popcount": Form("f_popcount({0})"),
+        "first": Form("f_first({0}, {1})"),
+        "nth": Form("f_nth({0}, {1}, {2})"),
+        "select": _select,
+    }
 
 
 def _field(f: Any) -> str:
@@ -236,19 +219,15 @@ def _canon_source(canon: Any, lay: Any) -> list[str]:
         for j in range(R):
             where[group[j]] = f"X[{group[0]} + {at}ord[{j}]]"
     keep = [(1 << 64) - 1] * lay.words
-    pieces: dict[int, list[str]] = {}
     for i in changed:
         f = lay.fields[i]
         v = where.get(i, f"X[{i}]")
         if i in req_rows:
             v = f"lab[{v}]"
         out.append(f"    i64 y{i} = {v};")
-        if f.bits == 0:
-            continue
-        mask = (1 << f.bits) - 1
-        keep[f.word] &= ~(mask << f.shift) & ((1 << 64) - 1)
-        piece = f"((u64)(y{i}" + (f" - {f.lo}LL" if f.lo else "") + f") & {mask}ULL)"
-        pieces.setdefault(f.word, []).append(f"({piece} << {f.shift})" if f.shift else piece)
+        if f.bits:
+            keep[f.word] &= ~(((1 << f.bits) - 1) << f.shift) & ((1 << 64) - 1)
+    pieces = C_FIELDS.pieces((lay.fields[i], f"y{i}", False) for i in changed if lay.fields[i].bits)
     for wd in range(lay.words):
         expr = f"(P[{wd}] & {keep[wd]}ULL)"
         for piece in pieces.get(wd, []):
@@ -375,25 +354,15 @@ def _expand_binding(bm: BatchModel, b: int, step: Any) -> list[str]:
         c.lines = []
         out.append(f"        if (!({v})) break;")
     plan = WordWrites.of(g, lay, step.writes)
-    pieces: dict[int, list[str]] = {}
-    for f, node_id in plan.computed:
-        v = c.ref(node_id)
-        if g.nodes[node_id].sort == BOOL:
-            v = f"({v} != 0)"
-        piece = f"((u64)({v}" + (f" - {f.lo}LL" if f.lo else "") + f") & {(1 << f.bits) - 1}ULL)"
-        pieces.setdefault(f.word, []).append(f"({piece} << {f.shift})" if f.shift else piece)
+    pieces = C_FIELDS.pieces((f, c.ref(w), g.nodes[w].sort == BOOL) for f, w in plan.computed)
     flag = "0"
     if step.flag is not None and not (g.is_const(step.flag) and not g.cval(step.flag)):
-        flag = f"({c.ref(step.flag)} != 0)"
+        flag = c.ref(step.flag, as_bool=True)
     out.extend(c.lines)
     for wd in range(lay.words):
         expr = f"P[{wd}]"
-        if plan.kept(wd) is not None:
-            expr = f"({expr} & {plan.kept(wd)}ULL)"
-        if plan.constant.get(wd):
-            expr = f"({expr} | {plan.constant[wd]}ULL)"
-        for piece in pieces.get(wd, []):
-            expr = f"({expr} | {piece})"
+        for op, x in plan.word(wd, pieces, lambda v: f"{v}ULL"):
+            expr = f"({expr} {op} {x})"
         out.append(f"        w[{wd}] = {expr};")
     out.append(f"        emit(S, {b}, 0, w, {flag});")
     return out + ["    } while (0);", "}"]
