@@ -171,3 +171,11 @@ def test_the_monitor_words_a_free_in_flight_as_a_trace_does():
     assert found.message == ("line 5, free(request=b, node=decode, pages=[5]): request b freed decode page 5 while a"
                              " transfer of a into or out of it was still in flight: the write can land after the page"
                              " is reused.")
+
+
+def test_the_readme_s_table_of_properties_is_the_table():
+    """The README lists each built-in property with the table's own words, in its order."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Built-in properties (the ownership kernel)\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [f"| `{n}` | {w.when} | {w.hazard} |" for n, w in PROPERTIES.items()]

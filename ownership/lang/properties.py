@@ -155,8 +155,9 @@ _COUNT_BELOW_ZERO = Property(
 _CRASH = Property(
     CRASH,
     when="a step makes the engine's own code fail (an exception, an assertion: `s.crash` in a spec), and with its process every request on it; only in specs that model one",
-    message="the engine's own code fails: {what}. {hazard}.",
-    hazard="The process dies, and with it every request on it (a crash or an assertion of the engine, where the protocol let this step happen)",
+    message="the engine's own code fails: {what}. The process dies, and with it every request on it (a crash or an"
+            " assertion of the engine, where the protocol let this step happen).",
+    hazard="the process dies, and with it every request on it",
     names=("what",),
     always=False,
     monitored=False,
@@ -164,8 +165,8 @@ _CRASH = Property(
 _LEAK = Property(
     LEAK,
     when="a finished request still owns a page (it was never returned to the pool)",
-    message="a finished request keeps pages that {hazard}: {pages}.",
-    hazard="never return to the pool",
+    message="a finished request keeps pages that never return to the pool: {pages}.",
+    hazard="its pages never return to the pool, which runs out of pages for others",
     names=("pages", "request"),
     parts={"left": "request {request} left the node still holding {pages}: they never return to the pool."},
 )
