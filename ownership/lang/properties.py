@@ -44,7 +44,7 @@ class Property:
     #: the violation in one sentence after "step N, action: ": a str.format template over
     #: `names` and {hazard}
     message: str
-    #: what goes wrong in a real engine (the end of most messages)
+    #: what goes wrong in a real engine; the end of the messages whose template has {hazard}
     hazard: str
     #: what a violation names: the fields of `message` and `parts` (see NAMES)
     names: tuple[str, ...]
