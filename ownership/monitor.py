@@ -52,14 +52,28 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .errors import EventLogError, shorten
+from .lang.properties import (
+    ALLOC_HELD,
+    DOUBLE_FREE,
+    FREE_IN_FLIGHT,
+    LEAK,
+    MONITOR_ONLY,
+    MONITORED,
+    READ_UNOWNED,
+    STALE_READ,
+    WRITE_UNOWNED,
+)
+from .lang.properties import PROPERTIES as WORDING
 from .trace import Step, Trace, Violation, unique_keys
 
 #: The events a log may hold.
 EVENTS = ("alloc", "share", "free", "write", "send", "land", "read", "finish")
-#: What the monitor checks: the kernel's properties, and alloc-held (a log can show an
-#: allocator handing out a held page; a model's alloc takes free pages only).
-PROPERTIES = ("stale-read", "read-unowned", "write-unowned", "free-in-flight", "double-free", "leak",
-              "alloc-held")
+#: What the monitor checks: the kernel's properties that a log shows, and alloc-held (a log
+#: can show an allocator handing out a held page; a model's alloc takes free pages only).
+#: The one list of lang/properties.py (NOTE(one-voice)).
+PROPERTIES = MONITORED
+#: Each property's words, the monitor's own (alloc-held) included.
+WORDS = {**WORDING, **MONITOR_ONLY}
 
 #: Bounds on one line of a log: its length, the pages of one event, a page id, a name.
 MAX_LINE_BYTES = 1 << 20
@@ -287,15 +301,15 @@ class _Pages:
         for p in pages:
             st = self.get((node, p))
             if r not in st.holders:
-                flags.append(Flag("read-unowned", node, p, r, _holder_text(st.holders)))
+                flags.append(Flag(READ_UNOWNED, node, p, r, _holder_text(st.holders)))
             if st.content != expect:
-                flags.append(Flag("stale-read", node, p, r, st.content))
+                flags.append(Flag(STALE_READ, node, p, r, st.content))
 
     def _write(self, node: str, r: str, p: int, flags: list[Flag], key: str | None = None) -> None:
         st = self.get((node, p))
         if st.holders != {r}:
             others = st.holders - {r}
-            flags.append(Flag("write-unowned", node, p, r, _holder_text(others) if others else None))
+            flags.append(Flag(WRITE_UNOWNED, node, p, r, _holder_text(others) if others else None))
         st.content = r if key is None else f"key:{key}"
 
     def _take(self, node: str, r: str, p: int, st: PageState) -> None:
@@ -310,7 +324,7 @@ class _Pages:
             for p in ev.pages or ():
                 st = self.get((node, p))
                 if st.holders:
-                    flags.append(Flag("alloc-held", node, p, r, _holder_text(st.holders)))
+                    flags.append(Flag(ALLOC_HELD, node, p, r, _holder_text(st.holders)))
                     for h in st.holders:
                         self._hold(node, h, p, False)
                     st.holders = frozenset()
@@ -322,9 +336,9 @@ class _Pages:
             for p in ev.pages or ():
                 st = self.get((node, p))
                 if r not in st.holders:
-                    flags.append(Flag("double-free", node, p, r, _holder_text(st.holders)))
+                    flags.append(Flag(DOUBLE_FREE, node, p, r, _holder_text(st.holders)))
                 if st.inflight is not None or st.outbound is not None:
-                    flags.append(Flag("free-in-flight", node, p, r, st.inflight or st.outbound))
+                    flags.append(Flag(FREE_IN_FLIGHT, node, p, r, st.inflight or st.outbound))
                 if r in st.holders:
                     st.holders = st.holders - {r}
                     self._hold(node, r, p, False)
@@ -359,7 +373,7 @@ class _Pages:
             kept = sorted(self.held.get((node, r), ())) if ev.pages is None else \
                 [p for p in ev.pages if r in self.get((node, p)).holders]
             for p in kept:
-                flags.append(Flag("leak", node, p, r, r))
+                flags.append(Flag(LEAK, node, p, r, r))
         return flags
 
     def touched(self, ev: Event) -> list[Page]:
@@ -504,28 +518,28 @@ def _pages_text(flags: list[Flag]) -> str:
 
 
 def _message(prop: str, flags: list[Flag]) -> str:
-    """The violation in one sentence, after its line and event."""
+    """The violation in one sentence, after its line and event: the property's own words
+    (lang/properties.py, NOTE(one-voice)) filled with the log's requests and pages."""
     r = flags[0].request
     where = _pages_text(flags)
     others = sorted({f.other for f in flags if f.other and f.other != r})
-    if prop == "stale-read":
-        others = [o.replace("key:", "key ", 1) for o in others]
-        whose = "never written" if not others else "holding KV of " + ", ".join(others)
-        kind = "a cross-request leak" if others else "it attends over data never written for it"
-        return f"request {r} read {where}, {whose}, not its own: {kind}."
-    if prop == "read-unowned":
-        return f"request {r} read {where}, which it does not hold" + (f" ({', '.join(others)} does)" if others else " (free)") + "."
-    if prop == "write-unowned":
-        return (f"request {r} wrote {where}, which it does not hold"
-                + (f": the KV of {', '.join(others)} is overwritten." if others else " (a free page: its next owner's KV will be overwritten)."))
-    if prop == "double-free":
-        return f"request {r} freed {where}, which it does not hold" + (f" ({', '.join(others)} does)" if others else " (already free)") + ": the page can end up with two owners."
-    if prop == "free-in-flight":
-        return f"request {r} freed {where} while a transfer was still in flight: the write can land after the page is reused."
-    if prop == "leak":
-        return f"request {r} left the node still holding {where}: they never return to the pool."
-    return (f"the allocator gave request {r} {where}, which {', '.join(others) or 'it'} still holds:"
-            " a page with two owners (a free that went wrong earlier).")
+    holders = ", ".join(others)
+    words = WORDS[prop]
+    if prop == STALE_READ:
+        whose = "never written" if not others else "holding KV of " + ", ".join(o.replace("key:", "key ", 1) for o in others)
+        return words.say(request=r, pages=f"{where}, {whose}", whose="its own",
+                         hazard=None if others else words.parts["unwritten"])
+    if prop in (READ_UNOWNED, WRITE_UNOWNED):
+        detail = words.part("held" if others else "free", holders=holders, others=holders)
+        return words.say(request=r, pages=where, own="hold", detail=detail)
+    if prop == DOUBLE_FREE:
+        return words.say(who=f"request {r}", pages=words.part("held" if others else "free", pages=where, holders=holders))
+    if prop == FREE_IN_FLIGHT:
+        transfers = sorted({f.other for f in flags if f.other})
+        return words.say(who=f"request {r}", pages=where, transfer=f" of {', '.join(transfers)}")
+    if prop == LEAK:
+        return words.part("left", request=r, pages=where)
+    return words.say(request=r, pages=where, holders=holders or "it")
 
 
 __all__ = ["EVENTS", "PROPERTIES", "Coverage", "Event", "Finding", "Flag", "Monitor", "parse_event", "read_events"]

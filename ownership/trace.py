@@ -25,6 +25,18 @@ from typing import Any, BinaryIO, TypeGuard
 
 from .errors import TraceFormatError, UsageError, shorten
 from .lang.model import Binding, Model
+from .lang.properties import (
+    COUNT_BELOW_ZERO,
+    CRASH,
+    DOUBLE_FREE,
+    FREE_IN_FLIGHT,
+    FREE_PINNED,
+    LEAK,
+    PROPERTIES,
+    READ_UNOWNED,
+    STALE_READ,
+    WRITE_UNOWNED,
+)
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 FORMAT_VERSION = 1
@@ -149,15 +161,13 @@ def build_trace(model: Model, states: list[tuple[int, ...]], bindings: list[Bind
 
 def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violation:
     """Turn the flags raised at `step` into a Violation with a message in plain words."""
-    from .kernel import PROPERTIES
-
     order = list(PROPERTIES) + [p.name for p in model.invariants]
     props = sorted({f.prop for f in flags}, key=lambda p: order.index(p) if p in order else len(order))
     head = props[0]
     mine = [f for f in flags if f.prop == head]
     name = model.request_name
     involved = {name(f.request) for f in mine if f.request and f.request > 0}
-    if head == "crash" and step:  # (the requests of the step that crashes)
+    if head == CRASH and step:  # (the requests of the step that crashes)
         decl = model.spec_cls._actions.get(trace.steps[step].action or "")
         from .lang.declare import RequestDomain
 
@@ -166,11 +176,11 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
     for f in mine:
         if f.pool is None or not f.other:
             continue
-        if head in ("read-unowned", "write-unowned", "double-free"):
+        if head in (READ_UNOWNED, WRITE_UNOWNED, DOUBLE_FREE):
             involved |= {h for h in _holders(model, f.pool, f.other) if h not in model.pools[f.pool].owners}
-        elif head == "free-in-flight" or (head == "stale-read" and model.pools[f.pool].keys is None):
+        elif head == FREE_IN_FLIGHT or (head == STALE_READ and model.pools[f.pool].keys is None):
             involved.add(name(f.other))
-        elif head in ("free-pinned", "count-below-zero"):
+        elif head in (FREE_PINNED, COUNT_BELOW_ZERO):
             # (who holds or pins the page: a pin value is laid out like the holders)
             involved |= {h for h in _holders(model, f.pool, f.other) if h not in model.pools[f.pool].owners}
     requests = sorted(involved)
@@ -241,22 +251,24 @@ def _message(model: Model, trace: Trace, prop: str, flags: list[Any], step: int)
     pools at once (an action that touches both nodes) gets a clause per pool."""
     at = f"step {step}, {trace.steps[step].label()}: " if step else "in the initial state: "
     pools = list(dict.fromkeys(f.pool for f in flags))
-    if prop == "leak" or len(pools) < 2:
+    if prop == LEAK or len(pools) < 2:
         return at + _clause(model, trace, prop, flags, step)
     clauses = [_clause(model, trace, prop, [f for f in flags if f.pool == p], step) for p in pools]
     return at + "; and ".join(c.removesuffix(".") for c in clauses) + "."
 
 
 def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) -> str:
-    """What `flags` (all in one pool, except for leak) say happened, without the step."""
+    """What `flags` (all in one pool, except for leak) say happened, without the step: the
+    words are the property's own (lang/properties.py, NOTE(one-voice)), the data the trace's."""
     name = model.request_name
+    words = PROPERTIES.get(prop)
     pool = flags[0].pool
     actor = model.holder_name(pool, flags[0].request) if flags[0].request else ""
     if flags[0].request and flags[0].request < 0:  # (an owner that is not a request: "the cache")
         actor_is = f"owner {actor}"
     else:
         actor_is = f"request {actor}"
-    if prop == "stale-read":
+    if prop == STALE_READ:
         by_content: dict[int, list[int]] = defaultdict(list)
         for f in flags:
             by_content[f.other].append(f.page)
@@ -280,63 +292,52 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
                 whens = sorted({w for p in ps if (w := _written_at(trace, pool, p, step)) is not None})
                 when = f" at step {', '.join(map(str, whens))}" if whens else ""
                 parts.append(f"{_pages_text(ps)} holding KV written for request {name(content)}{when}")
-        kind = "a cross-request leak" if leak else "it attends over data never written for it"
         expected = actor
         if info.keys is not None and flags[0].expected is not None:
             expected = f"key {info.content_name(flags[0].expected)} (what {actor} expects)"
-        return f"request {actor} read {pool} " + "; ".join(parts) + f", not for {expected}: {kind}."
-    if prop in ("read-unowned", "write-unowned"):
-        verb = "read" if prop == "read-unowned" else "wrote"
+        return words.say(request=actor, pages=f"{pool} " + "; ".join(parts), whose=f"for {expected}",
+                         hazard=None if leak else words.parts["unwritten"])
+    if prop in (READ_UNOWNED, WRITE_UNOWNED):
         parts = [f"page {f.page} ({_holder_text(model, pool, f.other)})" for f in sorted(flags, key=lambda f: f.page)]
-        extra = ""
-        if prop == "write-unowned":
-            others = sorted({h for f in flags for h in _holders(model, pool, f.other) if h != actor})
+        detail = ""
+        if prop == WRITE_UNOWNED:
+            others = ", ".join(sorted({h for f in flags for h in _holders(model, pool, f.other) if h != actor}))
             freed = sorted({w for f in flags if (w := _released_at(model, trace, pool, f.page, actor, step)) is not None})
-            if freed:
-                when = f" (at step {', '.join(map(str, freed))})"
-                extra = (f": it was freed and reused meanwhile{when}, so the KV of {', '.join(others)} is overwritten"
-                         if others else f": it was freed meanwhile{when}, and the next owner's KV will be overwritten")
-            else:
-                extra = (f": it never held the page, so the KV of {', '.join(others)} is overwritten"
-                         if others else ": it never held the page (a write into a page it was never given)")
-        own = "hold alone" if model.pools[pool].shared and prop == "write-unowned" else "own"
-        return f"request {actor} {verb} {pool} {', '.join(parts)}, which it does not {own}{extra}."
-    if prop == "double-free":
+            when = f" (at step {', '.join(map(str, freed))})"
+            case = ("reused" if others else "freed") if freed else ("never" if others else "never-given")
+            detail = words.part(case, others=others, when=when)
+        own = "hold alone" if model.pools[pool].shared and prop == WRITE_UNOWNED else "own"
+        return words.say(request=actor, pages=f"{pool} {', '.join(parts)}", own=own, detail=detail)
+    if prop == DOUBLE_FREE:
         parts = [f"page {f.page} ({'already free' if f.other == 0 else _holder_text(model, pool, f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
-        return f"{actor_is} freed {pool} {', '.join(parts)}: the page can end up with two owners."
-    if prop == "count-below-zero":
+        return words.say(who=actor_is, pages=f"{pool} {', '.join(parts)}")
+    if prop == COUNT_BELOW_ZERO:
         pins = [f for f in flags if f.text == "pin"]
         refs = [f for f in flags if f.text != "pin"]
         said = []
         if refs:
-            said.append(f"dropped a reference to {pool} {_pages_text(sorted(f.page for f in refs))}, which nobody"
-                        " holds (already free)")
+            said.append(words.part("reference", pages=f"{pool} {_pages_text(sorted(f.page for f in refs))}"))
         if pins:
             parts = [f"page {f.page} ({_pinned_text(model, pool, f.other)})" for f in sorted(pins, key=lambda f: f.page)]
-            said.append(f"dropped a pin of {pool} {', '.join(parts)} that it does not have")
-        return (f"{actor_is} " + "; and ".join(said) + ": a reference count goes below zero (a real counter"
-                " wraps, or takes another holder's reference with it).")
-    if prop == "free-pinned":
+            said.append(words.part("pin", pages=f"{pool} {', '.join(parts)}"))
+        return words.say(who=actor_is, what="; and ".join(said))
+    if prop == FREE_PINNED:
         parts = [f"page {f.page} ({_pinned_text(model, pool, f.other)})" for f in sorted(flags, key=lambda f: f.page)]
-        return (f"{actor_is} dropped the last reference to {pool} {', '.join(parts)}: the page is free and can be"
-                " handed out again while a holder still has it pinned.")
-    if prop == "free-in-flight":
+        return words.say(who=actor_is, pages=f"{pool} {', '.join(parts)}")
+    if prop == FREE_IN_FLIGHT:
         ps = sorted(f.page for f in flags)
         xfer = ", ".join(sorted({name(f.other) for f in flags}))
-        return (f"{actor_is} freed {pool} {_pages_text(ps)} while a transfer of {xfer} into or out"
-                " of it was still in flight: the write can land after the page is reused.")
-    if prop == "crash":
-        texts = list(dict.fromkeys(f.text for f in flags if f.text))
-        return (f"the engine's own code fails: {'; '.join(texts)}. The process dies, and with it every request on it"
-                " (a crash or an assertion of the engine, where the protocol let this step happen).")
-    if prop == "leak":
+        return words.say(who=actor_is, pages=f"{pool} {_pages_text(ps)}", transfer=f" of {xfer}")
+    if prop == CRASH:
+        return words.say(what="; ".join(dict.fromkeys(f.text for f in flags if f.text)))
+    if prop == LEAK:
         by_req: dict[int, list[tuple[str, int]]] = defaultdict(list)
         for f in flags:
             by_req[f.request].append((f.pool, f.page))
         parts = [f"{name(r)} still owns " + ", ".join(f"{pl} page {p}" for pl, p in sorted(ps))
                  for r, ps in sorted(by_req.items())]
-        return f"a finished request keeps pages that never return to the pool: {'; '.join(parts)}."
+        return words.say(pages="; ".join(parts))
     doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
     failing = sorted({f.request for f in flags if f.request})
     who = f" for {', '.join(name(r) for r in failing)}" if failing else ""

@@ -20,6 +20,7 @@ import click
 
 from .. import api, follow, limits
 from ..errors import UsageError
+from ..lang.properties import MONITOR_ONLY
 from ..monitor import DEFAULT_HISTORY, PROPERTIES, Coverage, Finding, Monitor, read_events
 from ..result import Verdict
 from .common import (
@@ -114,7 +115,7 @@ def monitor(events: str, out: str | None, skip: tuple[str, ...], history: int, s
     with limited(seconds, memory, progress, as_json=as_json, spec=spec) as guard:
         if spec is not None and adapter is not None:
             model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release,
-                                  skip=[p for p in skip if p != "alloc-held"])
+                                  skip=[p for p in skip if p not in MONITOR_ONLY])
             follower = follow.Follower(model, follow.make_adapter(api.load_adapter(adapter, what="event adapter"), adapter),
                                        ref=adapter)
         stream = _open(events)

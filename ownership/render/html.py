@@ -98,6 +98,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         "messages": [{"from": m.source_step, "to": m.step, "src": m.src, "dst": m.dst, "request": m.request}
                      for m in view.messages],
         "properties": view.properties,
+        "about": view.about,
         "marks": [[name, sym, text] for name, (sym, _, text) in marks_of(trace).items()],
         "statuses": [[name, word, text] for name, (word, _, text) in STATUSES.items()],
         "steps": steps,
@@ -390,7 +391,9 @@ _SCRIPT = r"""
     steps.forEach(function (s, i) { var th = el("th", null, String(i)); th.title = s.label; head.appendChild(th); propHeads.push(th); });
     table.appendChild(head);
     data.properties.forEach(function (p) {
-      var tr = el("tr"); tr.appendChild(el("th", null, p));
+      var tr = el("tr"); var name = el("th", null, p);
+      if (Object.prototype.hasOwnProperty.call(data.about, p)) { name.title = data.about[p]; }
+      tr.appendChild(name);
       var row = [];
       steps.forEach(function (s, i) {
         var st = s.status[p] || ["after", ""];

@@ -14,8 +14,7 @@ import re
 from typing import Any
 
 from ..errors import SpecError
-from ..kernel import PROPERTIES
-from ..lang.properties import LIVENESS
+from ..lang.properties import LEAK, LIVENESS, PROPERTIES
 from ..registry import ENGINES
 from ..result import CheckResult, Verdict
 from ..trace import ReplayResult, Trace
@@ -466,13 +465,13 @@ def render_spec(model: Any, label: str) -> str:
         lines.append(f"  {actor}{decl.name}({args})  {fair}{_first_paragraph(decl.doc)}")
     lines.append("")
     lines.append("Properties:")
-    for name, text in PROPERTIES.items():
+    for name, words in PROPERTIES.items():
         if not model.models(name):
             continue  # (crash, free-pinned, count-below-zero: listed where the spec models them)
-        if name == "leak" and not model.checks_leak:
+        if name == LEAK and not model.checks_leak:
             lines.append(f"  {name}  (not checked: the spec defines no finished())")
         else:
-            lines.append(f"  {name}  {text}")
+            lines.append(f"  {name}  {words.when}")
     for prop in model.invariants:
         lines.append(f"  {prop.name}  (invariant) {_first_paragraph(prop.doc)}")
     for prop in model.sometimes:
@@ -516,8 +515,8 @@ def spec_json(model: Any) -> dict[str, Any]:
                   for n, info in model.pools.items()],
         "actions": [{"name": d.name, "actor": d.actor, "args": [a for a, _ in d.args], "doc": _first_paragraph(d.doc),
                      "fair": d.fair} for d in cls._actions.values()],
-        "properties": [{"name": n, "kind": "kernel", "checked": n != "leak" or model.checks_leak, "doc": text}
-                       for n, text in PROPERTIES.items() if model.models(n)]
+        "properties": [{"name": n, "kind": "kernel", "checked": n != LEAK or model.checks_leak, "doc": words.when}
+                       for n, words in PROPERTIES.items() if model.models(n)]
         + [{"name": p.name, "kind": "invariant" if p.name in invariants else "sometimes", "checked": True,
             "doc": _first_paragraph(p.doc)} for p in [*model.invariants, *model.sometimes]]
         + [{"name": p.name, "kind": p.kind, "checked": p.name not in model.skip, "doc": _first_paragraph(p.doc),

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel import PROPERTIES
+from ..lang.properties import MONITOR_ONLY, PROPERTIES, STALE_READ, WRITE_UNOWNED
 from ..trace import Step, Trace
 from .escape import printable
 from .text import changes, show_value
@@ -151,6 +151,8 @@ class TraceView:
     messages: list[Message]
     properties: list[str]
     status: list[dict[str, PropertyStatus]] = field(default_factory=list)
+    #: what each built-in property among `properties` means (property_words)
+    about: dict[str, str] = field(default_factory=dict)
 
 
 def _text(v: Any) -> str:
@@ -457,15 +459,10 @@ def _hazards(trace: Trace, i: int, pools: list[str]) -> dict[str, str]:
             stale.append(f"{where} {verb} owned by {owner} but {what}"
                          if content != "none" else f"{where} owned by {owner} {verb} {what}")
     out = {}
-    if stale:
-        out["stale-read"] = "; ".join(stale) + ": a read by the owner now would be stale."
-    if unowned:
-        out["write-unowned"] = "; ".join(unowned) + ": the landing would overwrite a page its sender does not own."
+    for prop, where in ((STALE_READ, stale), (WRITE_UNOWNED, unowned)):
+        if where:  # (the property's own note: NOTE(one-voice))
+            out[prop] = "; ".join(where) + f": {PROPERTIES[prop].setup}."
     return out
-
-
-#: Kernel properties that a spec has only where it models them: a crash, counted pools, pins.
-_WHERE_MODELLED = ("crash", "free-pinned", "count-below-zero")
 
 
 def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dict[str, PropertyStatus]]]:
@@ -474,7 +471,7 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
         return [], [{} for _ in trace.steps]
     v = trace.violation
     props = list(trace.properties) if trace.engine == "monitor" else [
-        p for p in PROPERTIES if p not in _WHERE_MODELLED or p in trace.properties]
+        p for p, words in PROPERTIES.items() if words.always or p in trace.properties]
     if v is not None:
         props += [p for p in [v.property, *v.also] if p not in props]
     out = []
@@ -496,11 +493,19 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
     return props, out
 
 
+def property_words(props: Iterable[str]) -> dict[str, str]:
+    """What each built-in property among `props` means, in its own words (lang/properties.py,
+    NOTE(one-voice)): when it is violated, and what goes wrong then in a real engine. A spec's
+    invariant has no entry (its words are its docstring, in the violation's message)."""
+    table = {**PROPERTIES, **MONITOR_ONLY}
+    return {p: f"violated when {table[p].when}; in a real engine: {table[p].hazard}" for p in props if p in table}
+
+
 def build_view(trace: Trace) -> TraceView:
     """The view model of a trace: pools, lanes, messages, property status per step."""
     pools = pools_of(trace)
     props, status = property_status(trace, pools)
-    return TraceView(trace, pools, lanes_of(trace), messages_of(trace), props, status)
+    return TraceView(trace, pools, lanes_of(trace), messages_of(trace), props, status, property_words(props))
 
 
 def title_of(trace: Trace) -> str:
