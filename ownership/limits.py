@@ -38,10 +38,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import LimitReached, UsageError, shorten
+from .progress import Progress, Reporter
 
 #: Seconds between two looks at the clock and the resident memory.
 TICK = 0.1
@@ -176,22 +176,12 @@ def available_memory() -> int | None:
 # --------------------------------------------------------------------------- the guard
 
 
-@dataclass
-class PhaseProgress:
-    """What a command is doing outside an engine, for a progress reporter."""
-
-    phase: str
-    seconds: float
-
-    def describe(self) -> str:
-        return f"{self.phase}: {self.seconds:.0f} s"
-
 
 class Guard:
     """The armed limits of one command, what it is doing, and which limit stopped it."""
 
     def __init__(self, max_seconds: float | None, max_memory: int | None,
-                 reporter: Callable[[PhaseProgress], None] | None) -> None:
+                 reporter: Reporter | None) -> None:
         self.start = time.monotonic()
         self.max_seconds = max_seconds
         self.deadline = None if max_seconds is None else self.start + max_seconds
@@ -261,7 +251,7 @@ class Guard:
         now = time.monotonic()
         if self.reporter is not None and not self.in_engine and now - self.last_report >= 1.0:
             self.last_report = now
-            self.reporter(PhaseProgress(self.phase, now - self.start))
+            self.reporter(Progress(now - self.start, kind="phase", phase=self.phase))
 
 
 _armed: Guard | None = None  # the armed guard of the running command (the mechanism's state)
@@ -273,7 +263,7 @@ def _flush() -> None:
 
 @contextmanager
 def armed(*, max_seconds: float | None = None, max_memory: int | None = None,
-          reporter: Callable[[PhaseProgress], None] | None = None) -> Iterator[Guard]:
+          reporter: Reporter | None = None) -> Iterator[Guard]:
     """Arm the limits for the block: LimitReached is raised in it when one is crossed.
 
     Only in the main thread (signals are delivered there); elsewhere, and inside an armed
@@ -632,7 +622,7 @@ def settle() -> None:
 command_starts()  # (at the package's first import: NOTE(command-interrupt))
 
 __all__ = [
-    "Guard", "Held", "PhaseProgress", "active", "armed", "available_memory", "cancelled", "cancelled_at_interrupt",
+    "Guard", "Held", "active", "armed", "available_memory", "cancelled", "cancelled_at_interrupt",
     "check_workers",
     "command_body", "command_starts", "deferred", "interrupt", "interrupts_at_safe_points", "max_workers",
     "memory_checked",

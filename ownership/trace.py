@@ -171,8 +171,8 @@ def explain(model: Model, trace: Trace, flags: list[Any], step: int) -> Violatio
         decl = model.spec_cls._actions.get(trace.steps[step].action or "")
         from .lang.declare import RequestDomain
 
-        requests = {a for a, dom in decl.args if isinstance(dom, RequestDomain)} if decl else set()
-        involved |= {str(v) for k, v in trace.steps[step].args.items() if k in requests}
+        request_args = {a for a, dom in decl.args if isinstance(dom, RequestDomain)} if decl else set()
+        involved |= {str(v) for k, v in trace.steps[step].args.items() if k in request_args}
     for f in mine:
         if f.pool is None or not f.other:
             continue
@@ -262,6 +262,11 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
     words are the property's own (lang/properties.py, NOTE(one-voice)), the data the trace's."""
     name = model.request_name
     words = PROPERTIES.get(prop)
+    if words is None:  # a spec's own invariant: its name and its docstring's first paragraph
+        doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
+        failing = sorted({f.request for f in flags if f.request})
+        who = f" for {', '.join(name(r) for r in failing)}" if failing else ""
+        return f"invariant {prop} does not hold{who}" + (f": {doc}" if doc else ".")
     pool = flags[0].pool
     actor = model.holder_name(pool, flags[0].request) if flags[0].request else ""
     if flags[0].request and flags[0].request < 0:  # (an owner that is not a request: "the cache")
@@ -338,10 +343,7 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
         parts = [f"{name(r)} still owns " + ", ".join(f"{pl} page {p}" for pl, p in sorted(ps))
                  for r, ps in sorted(by_req.items())]
         return words.say(pages="; ".join(parts))
-    doc = " ".join(next((p.doc for p in model.invariants if p.name == prop), "").split("\n\n")[0].split())
-    failing = sorted({f.request for f in flags if f.request})
-    who = f" for {', '.join(name(r) for r in failing)}" if failing else ""
-    return f"invariant {prop} does not hold{who}" + (f": {doc}" if doc else ".")
+    raise AssertionError(f"property {prop} has words but no clause")  # (a new built-in property: NOTE(one-voice))
 
 
 # --------------------------------------------------------------------------- ITF

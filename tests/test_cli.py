@@ -143,12 +143,12 @@ def test_the_main_readme_command_runs_from_the_repository_root():
 def test_the_progress_line_appears_only_after_a_second(capsys):
     """Runs over a second print a progress line on stderr; shorter ones print nothing."""
     from ownership.cli.common import Progress as ProgressLine
-    from ownership.engines.explicit import Progress
+    from ownership.progress import Progress
 
     progress = ProgressLine()
-    progress(Progress(states=10, transitions=20, depth=1, seconds=0.5))
+    progress(Progress(0.5, states=10, transitions=20, depth=1))
     assert capsys.readouterr().err == ""
-    progress(Progress(states=5_000, transitions=9_000, depth=7, seconds=2.0))
+    progress(Progress(2.0, states=5_000, transitions=9_000, depth=7))
     err = capsys.readouterr().err
     assert "5,000 states" in err and "depth 7" in err and "states/s" in err
 

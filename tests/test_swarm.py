@@ -23,6 +23,7 @@ from ownership.api import model_for, replay_trace
 from ownership.engines import fuzz, liveness, swarm
 from ownership.engines.cluster import Recipe
 from ownership.errors import SpecError, UsageError
+from ownership.progress import Progress
 from ownership.result import Verdict
 from ownership.trace import replay
 
@@ -177,7 +178,7 @@ def test_a_time_limit_is_inconclusive_with_progress_and_nothing_printed(ray_clus
                          reporter=seen.append)
     assert result.verdict is Verdict.INCONCLUSIVE and result.coverage.stopped_by == "max-seconds"
     assert 0 < result.coverage.runs < 200_000, result.swarm.note
-    assert seen and all(isinstance(p, swarm.Progress) for p in seen) and "searches done" in seen[-1].describe()
+    assert seen and all(isinstance(p, Progress) and p.kind == "swarm" for p in seen) and "searches done" in seen[-1].describe()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
 

@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -457,32 +457,34 @@ def complete_release(ctx: click.Context, param: click.Parameter, incomplete: str
     return _items(list(cls.releases) if cls is not None else [], incomplete)
 
 
+class Report(Protocol):
+    """What a progress line prints: an engine's report (ownership.progress.Progress), or the
+    monitor's reading of a log."""
+
+    @property
+    def seconds(self) -> float: ...
+
+    def describe(self) -> str: ...
+
+
 class Progress:
     """Prints a progress line on stderr once a run has lasted a second: in place on a
-    terminal, every 10 s otherwise (CI logs). An engine's progress object either describes
-    itself (`describe()`) or has states, transitions, depth and seconds."""
+    terminal, every 10 s otherwise (CI logs): an engine's report (ownership.progress.Progress)
+    in its own words, `describe()`."""
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
         self.printed = False
         self.last = 0.0
 
-    def __call__(self, p: Any) -> None:
+    def __call__(self, p: Report) -> None:
         if p.seconds < 1.0:
             return
         now = time.monotonic()
         if not self.tty and now - self.last < 10.0:
             return
         self.last = now
-        if hasattr(p, "describe"):
-            line = f"  {p.describe()}"
-        else:
-            rate = p.states / p.seconds if p.seconds else 0.0
-            memory = getattr(p, "memory_bytes", 0)
-            mem = f", {memory / 2**20:,.0f} MB" if memory else ""
-            line = (f"  {p.states:,} states, {p.transitions:,} transitions, depth {p.depth},"
-                    f" {rate:,.0f} states/s{mem}, {p.seconds:.0f} s")
-        line = printable(line)
+        line = printable(f"  {p.describe()}")
         write_out(lambda: click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty), err=True)
         self.printed = True
 

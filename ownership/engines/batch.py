@@ -40,7 +40,7 @@ import multiprocessing
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,7 @@ from ..limits import (
 )
 from ..limits import available_memory as _available
 from ..limits import resident_memory as _rss
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 
@@ -85,21 +86,6 @@ _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
 
 
-@dataclass
-class Progress:
-    """A snapshot of a running search, for a reporter (the fields of the explicit engine's
-    Progress, plus memory and rate)."""
-
-    states: int
-    transitions: int
-    depth: int
-    seconds: float
-    memory_bytes: int = 0
-    states_per_second: float = 0.0
-    states_before_symmetry: int | None = None
-
-
-Reporter = Callable[[Progress], None]
 
 
 def supports(model: Model) -> str | None:
@@ -613,9 +599,8 @@ class _Search:
         self.last_report = now
         rss = self.memory.sample()
         secs = now - self.start
-        self.reporter(Progress(self.store.n, self.transitions, depth, secs, rss,
-                               self.store.n / secs if secs > 0 else 0.0,
-                               self._represented()))
+        self.reporter(Progress(secs, states=self.store.n, transitions=self.transitions, depth=depth,
+                               memory_bytes=rss, states_before_symmetry=self._represented()))
 
     def _memory_limit(self) -> int | None:
         """The resident memory the search may reach: max_memory, and never more than what it

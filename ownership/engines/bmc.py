@@ -25,7 +25,7 @@ progress goes to a reporter.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, Flag
 from ..kernel import PROPERTIES
 from ..lang.model import Binding, Model
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, build_trace
 
@@ -54,20 +55,6 @@ SWEEP_LIMIT = 64
 # --------------------------------------------------------------------------- results
 
 
-@dataclass
-class SymbolicProgress:
-    """A snapshot of a running symbolic search, for a reporter."""
-
-    phase: str      # "bmc", "base case", "induction step"
-    depth: int      # the depth (or k) just finished
-    seconds: float
-    queries: int    # solver calls so far
-
-    def describe(self) -> str:
-        return f"  {self.phase}: depth {self.depth} done, {self.queries} solver queries, {self.seconds:.0f} s"
-
-
-Reporter = Callable[[SymbolicProgress], None]
 
 
 @dataclass(frozen=True)
@@ -784,7 +771,7 @@ def check(
                     reached[name] = True
                 pending = [n for n in pending if n not in got]
             if reporter is not None:
-                reporter(SymbolicProgress("bmc", k, time.monotonic() - start, counter[0]))
+                reporter(Progress(time.monotonic() - start, kind="symbolic", phase="bmc", depth=k, queries=counter[0]))
             if k >= max_depth:
                 stopped_by = "max-depth"
                 break
@@ -964,7 +951,7 @@ def prove(
                     reached[name] = True
                 pending = [n for n in pending if n not in got]
             if reporter is not None:
-                reporter(SymbolicProgress("base case", depth, time.monotonic() - start, counter[0]))
+                reporter(Progress(time.monotonic() - start, kind="symbolic", phase="base case", depth=depth, queries=counter[0]))
             if i == 0:
                 continue
             if step.step():  # base case to depth i and the induction step with k = i
@@ -973,7 +960,7 @@ def prove(
                 return result(Verdict.VERIFIED, cov, k=i)
             cti = step.failure(i)
             if reporter is not None:
-                reporter(SymbolicProgress("induction step", i, time.monotonic() - start, counter[0]))
+                reporter(Progress(time.monotonic() - start, kind="symbolic", phase="induction step", depth=i, queries=counter[0]))
         stopped_by = "induction-failed"
     except _Stop as stop:
         stopped_by = stop.reason
@@ -1099,6 +1086,6 @@ def confirm_trace(trace: Trace, model: Model) -> str | None:
 
 __all__ = [
     "DEFAULT_DEPTH", "DEFAULT_K", "InductionFailure", "ParameterAnswer", "ParameterOutcome",
-    "SymbolicCoverage", "SymbolicProgress", "SymbolicResult", "check", "confirm_trace", "prove",
+    "SymbolicCoverage", "SymbolicResult", "check", "confirm_trace", "prove",
     "run", "run_proof",
 ]

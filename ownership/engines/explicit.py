@@ -9,27 +9,13 @@ coverage reached; so does Ctrl-C. Progress goes to a reporter; this module never
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..errors import SpecError
 from ..interpret.concrete import Concrete, Flag
 from ..lang.model import Model
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
-
-
-@dataclass
-class Progress:
-    """A snapshot of a running search, for a reporter."""
-
-    states: int
-    transitions: int
-    depth: int
-    seconds: float
-
-
-Reporter = Callable[[Progress], None]
 
 
 def check(
@@ -138,7 +124,7 @@ def check(
                 break
             if reporter is not None and now - last_report >= report_every:
                 last_report = now
-                reporter(Progress(len(seen), transitions, d, now - start))
+                reporter(Progress(now - start, states=len(seen), transitions=transitions, depth=d))
     except KeyboardInterrupt:
         stopped_by = "interrupt"
 

@@ -52,6 +52,7 @@ from ..interpret.store import CHUNK, CHUNK_BITS, LOW, Key, Packed
 from ..kernel import PROPERTIES
 from ..lang.declare import RequestDomain, as_domain
 from ..lang.model import Binding, Model
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, build_trace
 
@@ -85,19 +86,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 USE_DEFAULT_DATABASE = "default"
 
 
-@dataclass
-class Progress:
-    """A snapshot of a running fuzz check, for a reporter (same names as the explicit engine's)."""
-
-    states: int       # distinct states seen
-    transitions: int  # steps executed
-    depth: int        # the longest run, in steps
-    seconds: float
-    runs: int = 0
-    phase: str = "search"  # "search", then "shrink" once a violation was found
-
-
-Reporter = Callable[[Progress], None]
 
 
 @dataclass(frozen=True)
@@ -810,8 +798,8 @@ class Search:
         now = time.monotonic()
         if self.reporter is not None and (force or now - self.last_report >= self.report_every):
             self.last_report = now
-            self.reporter(Progress(len(self.seen), self.steps, self.longest, now - self.start,
-                                   self.runs, self.phase))
+            self.reporter(Progress(now - self.start, states=len(self.seen), transitions=self.steps,
+                                   depth=self.longest, runs=self.runs, phase=self.phase))
 
 
 class MachineBase(RuleBasedStateMachine):

@@ -39,9 +39,9 @@ from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, _v
 from ..lang import sorts
 from ..lang.model import Binding, Model
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, Violation, build_trace
-from .explicit import Progress, Reporter
 
 
 @dataclass
@@ -122,7 +122,7 @@ class _Budget:
             return "max-seconds"
         if self.reporter is not None and now - self.last >= self.report_every:
             self.last = now
-            self.reporter(Progress(states, transitions, depth, now - self.start))
+            self.reporter(Progress(now - self.start, states=states, transitions=transitions, depth=depth))
         return None
 
 

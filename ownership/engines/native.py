@@ -29,12 +29,11 @@ from ..interpret.concrete import Concrete
 from ..interpret.native import NativeModel
 from ..lang.model import Model
 from ..limits import parse_seconds
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 from .batch import (
     PeakMemory,
-    Progress,
-    Reporter,
     _available,
     _rss,
     actual_run,
@@ -289,7 +288,7 @@ class _Run:
         rss = self.memory.sample()
         secs = now - self.start
         n = self._get(0)
-        return Progress(n, self._get(1), self._get(10), secs, rss, n / secs if secs > 0 else 0.0)
+        return Progress(secs, states=n, transitions=self._get(1), depth=self._get(10), memory_bytes=rss)
 
     @staticmethod
     def _memory_limit(max_memory: int | None) -> int | None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,7 @@ from ..interpret.batch import BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
 from ..limits import TICK, Held, deferred, parse_seconds
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 from . import checkpoint as ckpt
@@ -497,26 +498,6 @@ class OnRay:
 # --------------------------------------------------------------------------- the driver
 
 
-@dataclass
-class Progress:
-    """A snapshot of a partitioned search, for a reporter: the batch engine's fields, and the
-    states each worker keeps."""
-
-    states: int
-    transitions: int
-    depth: int
-    seconds: float
-    per_worker: tuple[int, ...] = ()
-    sent_bytes: int = 0
-
-    def describe(self) -> str:
-        rate = self.states / self.seconds if self.seconds else 0.0
-        workers = ", ".join(f"{n:,}" for n in self.per_worker)
-        return (f"{self.states:,} states, {self.transitions:,} transitions, depth {self.depth}, {rate:,.0f} states/s,"
-                f" {self.seconds:.0f} s; per worker: {workers}")
-
-
-Reporter = Callable[[Progress], None]
 
 
 @dataclass
@@ -604,8 +585,9 @@ class _Driver:
             return
         self.last_report = now
         per = tuple(sum(lv[i] for lv in self.sizes) for i in range(self.parts))
-        self.reporter(Progress(self.states(), self.transitions, depth, now - self.start, per,
-                               sum(lv.sent for lv in self.levels)))
+        self.reporter(Progress(now - self.start, kind="partitioned", states=self.states(),
+                               transitions=self.transitions, depth=depth, per_worker=per,
+                               sent_bytes=sum(lv.sent for lv in self.levels)))
 
     def run(self) -> CheckResult:
         # On Ray, Ctrl-C and the limits are held while the driver waits inside Ray's client,

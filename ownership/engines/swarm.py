@@ -37,6 +37,7 @@ from typing import Any
 
 from ..errors import InternalError, LimitReached, UsageError
 from ..limits import deferred, seconds_left
+from ..progress import Progress
 from ..result import CheckResult, Coverage, Verdict
 from . import fuzz
 from .cluster import Recipe
@@ -76,22 +77,6 @@ class Plan:
     steps: int
     bias: int | None
 
-
-@dataclass
-class Progress:
-    """A snapshot of a running swarm, for a reporter (the CLI prints `describe()`)."""
-
-    searches: int      # in the swarm
-    done: int          # finished (with a result, lost, or not started in time)
-    states: int        # distinct states seen by the finished searches
-    transitions: int   # steps executed by the finished searches
-    depth: int         # the longest run of a finished search
-    runs: int
-    seconds: float
-
-    def describe(self) -> str:
-        return (f"{self.done}/{self.searches} searches done, {self.runs:,} runs, {self.states:,} distinct states,"
-                f" {self.seconds:.0f} s")
 
 
 @dataclass(frozen=True)
@@ -256,9 +241,10 @@ class _Outcomes:
 
     def progress(self, searches: int, seconds: float) -> Progress:
         results = [r for r, _ in self.got.values()]
-        return Progress(searches, len(self.got) + len(self.late) + len(self.lost), len(self.states),
-                        sum(r.coverage.transitions for r in results), max((r.coverage.depth for r in results), default=0),
-                        sum(r.coverage.runs or 0 for r in results), seconds)
+        return Progress(seconds, kind="swarm", searches=searches, done=len(self.got) + len(self.late) + len(self.lost),
+                        states=len(self.states), transitions=sum(r.coverage.transitions for r in results),
+                        depth=max((r.coverage.depth for r in results), default=0),
+                        runs=sum(r.coverage.runs or 0 for r in results))
 
 
 def _cancel(ray: Any, refs: list[Any], *, force: bool = True) -> None:
