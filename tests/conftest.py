@@ -142,3 +142,17 @@ def spawn(args: list[str], **kw) -> subprocess.Popen:
     (`sigint_default`), in a session of its own: SIGINT sent to its process group reaches it
     and its workers, as a terminal's Ctrl-C does, and nothing else of the suite's."""
     return subprocess.Popen(args, preexec_fn=sigint_default, start_new_session=True, **kw)
+
+
+#: What two exhaustive searches of one model must both report (same_search).
+SEARCH_FIELDS = ("states", "transitions", "depth", "complete", "stopped_by", "bound_depth", "states_before_symmetry")
+
+
+def same_search(ref, got) -> None:
+    """Two explicit searches of one model (per-state, batch, native, partitioned) answered
+    alike: verdict, every count of SEARCH_FIELDS, the sometimes properties and the trace."""
+    assert got.verdict is ref.verdict, (got.verdict, ref.verdict)
+    for field in SEARCH_FIELDS:
+        assert getattr(got.coverage, field) == getattr(ref.coverage, field), field
+    assert got.sometimes == ref.sometimes
+    assert got.trace == ref.trace

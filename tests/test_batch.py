@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, same_search
 
 from ownership import SpecError, UsageError, Verdict, model_for
 from ownership.engines import batch, explicit
@@ -31,23 +31,11 @@ def _batch_spec(name: str) -> str:
     return str(Path("tests") / "specs_batch" / name)
 
 
-def _same_search(ref, got) -> None:
-    """The batch result is the per-state result: verdict, counts, depth, sometimes, trace."""
-    assert got.verdict is ref.verdict
-    assert got.coverage.states == ref.coverage.states
-    assert got.coverage.transitions == ref.coverage.transitions
-    assert got.coverage.depth == ref.coverage.depth
-    assert got.coverage.bound_depth == ref.coverage.bound_depth
-    assert got.coverage.stopped_by == ref.coverage.stopped_by
-    assert got.sometimes == ref.sometimes
-    assert got.trace == ref.trace
-
-
 @pytest.mark.parametrize("fixes", SGLANG_FIXES, ids=lambda f: "+".join(f) or "no-fix")
 def test_the_batch_engine_reproduces_the_per_state_engine_on_the_shipped_spec(fixes):
     """sglang_pd with no fix and with each fix: same verdict, counts and trace."""
     model = model_for("sglang_pd", fixes=fixes)
-    _same_search(explicit.check(model), batch.check(model))
+    same_search(explicit.check(model), batch.check(model))
 
 
 def test_the_incident_counterexample_and_the_door_retire_state_count_are_pinned():
@@ -74,7 +62,7 @@ def test_the_batch_engine_reproduces_the_per_state_engine_on_each_batch_test_spe
     model = model_for(path, fixes=fixes)
     ref = explicit.check(model)
     assert ref.verdict is (Verdict.VERIFIED if with_fix else Verdict.VIOLATED)
-    _same_search(ref, batch.check(model))
+    same_search(ref, batch.check(model))
 
 
 def test_the_batch_test_specs_cover_every_kernel_property_and_an_invariant():
@@ -95,7 +83,7 @@ def test_the_batch_engine_reproduces_the_per_state_engine_on_the_kernel_zoo(spec
     path = str(Path("tests") / "specs" / spec)
     for fixes in ([], list(model_for(path).spec_cls._fixes)):
         model = model_for(path, fixes=fixes)
-        _same_search(explicit.check(model), batch.check(model))
+        same_search(explicit.check(model), batch.check(model))
 
 
 def test_every_successor_of_every_reachable_state_matches_the_concrete_interpreter():
@@ -244,14 +232,14 @@ def test_a_state_limit_stops_where_the_per_state_engine_stops():
     """--max-states: bounded, with the per-state engine's counts and checked depth."""
     model = model_for("sglang_pd", fixes=["door-retire"])
     for limit in (1, 2, 100, 500):
-        _same_search(explicit.check(model, max_states=limit), batch.check(model, max_states=limit))
+        same_search(explicit.check(model, max_states=limit), batch.check(model, max_states=limit))
 
 
 def test_a_depth_limit_stops_where_the_per_state_engine_stops():
     """--max-depth: bounded at that depth, and the violation one step deeper is found."""
     model = model_for("sglang_pd")
     for depth in (0, 1, 5):
-        _same_search(explicit.check(model, max_depth=depth), batch.check(model, max_depth=depth))
+        same_search(explicit.check(model, max_depth=depth), batch.check(model, max_depth=depth))
     assert batch.check(model, max_depth=6).verdict is Verdict.VIOLATED
 
 
@@ -309,7 +297,7 @@ def test_two_workers_find_what_one_finds():
     assert two.coverage.states == one.coverage.states == 65_732
     assert two.coverage.transitions == one.coverage.transitions
     bug = model_for("sglang_pd", params={"requests": 3})
-    _same_search(batch.check(bug), batch.check(bug, workers=2, block=64))
+    same_search(batch.check(bug), batch.check(bug, workers=2, block=64))
 
 
 def test_hash_collisions_never_merge_different_states(monkeypatch):
@@ -348,7 +336,7 @@ def test_pools_past_62_pages_are_checked_in_limbs_and_past_1024_refused():
     pages are refused with a message that names the pool."""
     for pages in (62, 63, 64):
         model = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": pages})
-        _same_search(explicit.check(model), batch.check(model))
+        same_search(explicit.check(model), batch.check(model))
     big = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": 1025})
     assert "1025 pages" in batch.supports(big)
     with pytest.raises(UsageError, match="1025 pages"):

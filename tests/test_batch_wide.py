@@ -26,8 +26,8 @@ from ownership.interpret.batch import (
     _compile,
     _Emitter,
 )
-from ownership.interpret.symbolic import PAGES, Term
 from ownership.ir.graph import Graph, join_limbs, split_limbs
+from ownership.ir.tracer import PAGES, Term
 from ownership.lang.values import PYTHON
 
 
@@ -59,7 +59,7 @@ PAGE_SPECS = [("specs_batch", "stale_read_lifo.py"), ("specs_batch", "read_unown
               ("specs_batch", "invariant_budget.py"), ("specs", "stale_read.py")]
 
 
-@pytest.mark.parametrize("pages", [64, 100, 126, 127, 200])
+@pytest.mark.parametrize("pages", [64, 100, *(pytest.param(p, marks=pytest.mark.long) for p in (126, 127, 200))])
 @pytest.mark.parametrize("folder, name", PAGE_SPECS, ids=[n for _, n in PAGE_SPECS])
 def test_the_batch_engine_equals_the_per_state_engine_on_test_specs_with_wide_pools(folder, name, pages):
     """Each test spec with a `pages` parameter, without and with all its fixes, at 64..200 pages:
@@ -264,6 +264,13 @@ def _ids(cases) -> list[str]:
             for s, p, f in cases]
 
 
+def _first_quick(cases) -> list:
+    """The cases as parameters: the first in the default run, the others in the long set
+    (tests/README.md: the wide-pool profile)."""
+    return [pytest.param(*case, id=name, marks=[] if i == 0 else [pytest.mark.long])
+            for i, (case, name) in enumerate(zip(cases, _ids(cases)))]
+
+
 def _replays(model, result) -> None:
     """A counterexample replays in the concrete interpreter, violating its property."""
     from ownership.trace import replay
@@ -278,7 +285,7 @@ def _counts(result) -> tuple:
             result.sometimes)
 
 
-@pytest.mark.parametrize("spec, params, fixes", WIDE_SYMMETRIC, ids=_ids(WIDE_SYMMETRIC))
+@pytest.mark.parametrize("spec, params, fixes", _first_quick(WIDE_SYMMETRIC))
 def test_symmetry_on_wide_pools_keeps_the_verdict_and_stands_for_every_state(spec, params, fixes):
     """The reduced search gives the unreduced verdict; a complete run stands for exactly the
     unreduced states; a counterexample has the unreduced length and property and replays. For
@@ -500,7 +507,7 @@ def _same_as_single(model, got, single) -> None:
 
 
 @pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
-@pytest.mark.parametrize("spec, params, fixes", WIDE_PARTS, ids=_ids(WIDE_PARTS))
+@pytest.mark.parametrize("spec, params, fixes", _first_quick(WIDE_PARTS))
 def test_the_partitioned_search_on_wide_pools_answers_as_the_batch_engine(spec, params, fixes, symmetry):
     """Two partitions (the --workers 2 partitions, in this process) and one: the batch engine's
     answer; one partition discovers in the same order, so its counterexample is the same."""
@@ -513,7 +520,7 @@ def test_the_partitioned_search_on_wide_pools_answers_as_the_batch_engine(spec, 
 
 
 @pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
-@pytest.mark.parametrize("spec, params, fixes", WIDE_PARTS[:2], ids=_ids(WIDE_PARTS[:2]))
+@pytest.mark.parametrize("spec, params, fixes", _first_quick(WIDE_PARTS[:2]))
 def test_a_checkpoint_of_a_wide_pool_resumes_to_the_batch_engines_result(spec, params, fixes, symmetry, tmp_path):
     """A checkpointed run stopped at depth 4, resumed: the uninterrupted batch engine's counts,
     or its very counterexample."""
@@ -530,6 +537,7 @@ def test_a_checkpoint_of_a_wide_pool_resumes_to_the_batch_engines_result(spec, p
     assert resumed.trace == single.trace
 
 
+@pytest.mark.long
 def test_symmetry_on_ray_with_two_workers_counts_the_batch_engines_states_on_a_wide_pool(ray_cluster, tmp_path):
     """--ray with 2 workers and --symmetry on a 70-page pool, with a checkpoint resumed on Ray:
     the states, transitions and count before symmetry of the single-process engine."""

@@ -358,7 +358,7 @@ def test_a_symbolic_parameter_outside_the_spec_is_a_usage_error() -> None:
 def test_tracing_with_a_symbolic_parameter_leaves_the_cached_trace_alone() -> None:
     """The parametric trace is a fresh TracedModel; the model's cached one still has ints."""
     from ownership.interpret.smt import trace_parametric
-    from ownership.interpret.symbolic import trace_model
+    from ownership.ir.tracer import trace_model
 
     model = model_for("sglang_pd")
     before = trace_model(model)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, same_search
 
 from ownership import SpecError, UsageError, Verdict, model_for
 from ownership.engines import batch, native
@@ -33,15 +33,6 @@ TEST_SPECS = sorted(str(p.relative_to(ROOT)) for folder in ("specs", "specs_batc
                     for p in (ROOT / "tests" / folder).glob("*.py") if _loads(p))
 
 
-def _same(ref, got) -> None:
-    """The native result is the numpy engine's: verdict, counts, depth, sometimes, trace."""
-    assert got.verdict is ref.verdict
-    for field in ("states", "transitions", "depth", "complete", "stopped_by", "bound_depth", "states_before_symmetry"):
-        assert getattr(got.coverage, field) == getattr(ref.coverage, field), field
-    assert got.sometimes == ref.sometimes
-    assert got.trace == ref.trace
-
-
 def _outcome(fn):
     try:
         return fn(), None
@@ -56,7 +47,7 @@ def _compare(model, symmetry: bool = False) -> None:
     got, got_error = _outcome(lambda: native.check(model, symmetry=symmetry))
     assert got_error == ref_error
     if ref is not None:
-        _same(ref, got)
+        same_search(ref, got)
 
 
 def _releases(name: str) -> list[tuple[str, ...]]:
@@ -158,7 +149,7 @@ def test_a_larger_search_has_the_same_counts():
     got = native.check(model)
     assert got.verdict is Verdict.VERIFIED
     assert (got.coverage.states, got.coverage.transitions) == (892_665, 2_164_636)  # (= SPIN's states)
-    _same(batch.check(model), got)
+    same_search(batch.check(model), got)
 
 
 def test_a_larger_search_under_symmetry_has_the_same_counts():
@@ -167,13 +158,13 @@ def test_a_larger_search_under_symmetry_has_the_same_counts():
     got = native.check(model, symmetry=True)
     assert got.verdict is Verdict.VERIFIED
     assert got.coverage.states_before_symmetry == native.check(model).coverage.states
-    _same(batch.check(model, symmetry=True), got)
+    same_search(batch.check(model, symmetry=True), got)
 
 
 @pytest.mark.parametrize("limits", [{"max_states": 100}, {"max_depth": 5}, {"max_states": 1}])
 def test_state_and_depth_limits_stop_where_the_numpy_engine_stops(limits):
     model = model_for("sglang_pd", fixes=("door-retire",))
-    _same(batch.check(model, **limits), native.check(model, **limits))
+    same_search(batch.check(model, **limits), native.check(model, **limits))
 
 
 def test_a_time_limit_is_inconclusive_with_what_was_covered():
@@ -330,7 +321,7 @@ def test_an_initial_state_that_violates_is_the_batch_engines_counterexample(symm
     ref, got = batch.check(model, symmetry=symmetry), native.check(model, symmetry=symmetry)
     assert got.verdict is Verdict.VIOLATED and got.violation.property == "nothing-pending"
     assert got.coverage.held_memory is None and len(got.trace.steps) == 1
-    _same(ref, got)
+    same_search(ref, got)
 
 
 @pytest.mark.parametrize("symmetry", [False, True])
@@ -347,7 +338,7 @@ def test_a_model_compiled_in_parts_finds_what_one_part_finds(fixes, symmetry):
     assert "#define PARTS 3" in text and text.count("#if PART == 2") >= 1
     nm = compiled.NativeModel(bm, canon, parts=3)
     got = native._Run(model, bm, nm, time.monotonic(), symmetry).search(None, None, None, None, None, 0.5)
-    _same(batch.check(model, symmetry=symmetry), got)
+    same_search(batch.check(model, symmetry=symmetry), got)
 
 
 def test_the_c_of_a_select_is_an_array_read_with_the_default_outside_it():

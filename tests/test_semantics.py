@@ -397,10 +397,21 @@ def test_an_error_only_one_request_can_raise_is_not_a_symmetry():
     assert _same(_answers("error_only_for_r1.py"))[0] == "error"
 
 
-@pytest.mark.parametrize("args", [
-    ("check",), ("check", "--engine", "bmc"), ("check", "--engine", "fuzz", "--runs", "20"), ("prove",),
-])
-@pytest.mark.parametrize("name", sorted(p.name for p in SPECS.glob("*.py")))
+#: Cases whose z3 runs take minutes (a 1,000-bit page set): in the long set (tests/README.md).
+_SLOW_IN_Z3 = {"deep_page_set.py"}
+
+
+def _command_cases() -> list[Any]:
+    out = []
+    for name in sorted(p.name for p in SPECS.glob("*.py")):
+        for args in (("check",), ("check", "--engine", "bmc"), ("check", "--engine", "fuzz", "--runs", "20"),
+                     ("prove",)):
+            slow = name in _SLOW_IN_Z3 and (args == ("prove",) or "bmc" in args)
+            out.append(pytest.param(args, name, marks=[pytest.mark.long] if slow else []))
+    return out
+
+
+@pytest.mark.parametrize("args, name", _command_cases())
 def test_no_command_answers_a_semantics_case_with_a_traceback_or_a_wrong_exit_code(args, name):
     """Exit 1 only with a violation, 2 only with an error message, never a traceback or 4. On a
     slow machine a run of over 2 s prints progress lines (indented) on stderr before it."""

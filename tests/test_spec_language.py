@@ -21,7 +21,7 @@ from ownership import (
     without,
 )
 from ownership.interpret.concrete import FALSE, TRUE, CInt, CPages
-from ownership.interpret.symbolic import Term
+from ownership.ir.tracer import Term
 from ownership.lang.loader import load_spec
 
 

@@ -256,7 +256,7 @@ def require_symmetric(model: Model, bm: BatchModel) -> None:
 
 def equivariance_problem(model: Model, bm: BatchModel) -> str | None:
     """Why renaming requests is not a symmetry of this model, or None when it is."""
-    from ..interpret.symbolic import trace_model
+    from ..ir.tracer import trace_model
 
     shared = [name for name, info in model.pools.items() if info.shared]
     if shared:  # (a page's holders are bit fields per request, which π would have to permute)

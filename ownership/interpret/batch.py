@@ -55,10 +55,10 @@ from ..ir.graph import (
     limb_plan,
     split_limbs,
 )
+from ..ir.tracer import BOOL, INT, trace_model
 from ..lang.model import Model
 from ..lang.values import PYTHON
 from .emit import COMMON_FORMS, Emitter, FieldForm, Form
-from .symbolic import BOOL, INT, trace_model
 
 #: Largest pool the batch engine takes, in limbs of 63 pages (ownership.engines.batch.supports).
 MAX_WIDE_POOL_PAGES = 1024

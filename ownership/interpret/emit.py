@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from ..errors import InternalError
 from ..ir import ops
 from ..ir.graph import Graph, Node
-from .symbolic import BOOL, INT
+from ..ir.tracer import BOOL, INT
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The SMT interpreter: the symbolic tracer's Term graphs read as z3 formulas.
 
-The symbolic interpreter (ownership.interpret.symbolic) traces every action binding once into
+The symbolic interpreter (ownership.ir.tracer) traces every action binding once into
 expression graphs: the guard, the value of every assignment, the condition of every kernel
 flag, and the spec's state properties. This module gives those graphs a meaning in z3, so the
 bounded model checker and k-induction (ownership.engines.bmc) check the spec's own action
@@ -49,9 +49,9 @@ import z3
 from ..errors import SpecError, UsageError, shorten
 from ..ir import ops
 from ..ir.ops import Interval, signed_bits
+from ..ir.tracer import BOOL, INT, Term, TracedModel, postorder, state_property_graphs, trace_model
 from ..lang.model import Model, SlotInfo
 from ..lang.spec import Spec, did_you_mean
-from .symbolic import BOOL, INT, Term, TracedModel, postorder, state_property_graphs, trace_model
 
 #: The pseudo-property of a step that the concrete interpreter would refuse with a SpecError
 #: (a value outside its slot's domain, division by zero, a negative shift count).

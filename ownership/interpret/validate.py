@@ -1,7 +1,7 @@
 """A spec class to a validated Model: instantiated at parameters and fixes, then traced once.
 
 `build_model(cls, params, fixes)` lays the spec out (ownership.lang.model) and runs every
-action binding and property through the symbolic tracer (ownership.interpret.symbolic), so
+action binding and property through the symbolic tracer (ownership.ir.tracer), so
 that a spec error (Python control flow on state, an operation the language refuses, an
 unknown slot) is reported with file and line before any engine runs. It lives here, above the
 language, because validating is tracing (docs/adr/0005-the-kernel-stands-on-the-language.md).
@@ -16,12 +16,12 @@ from typing import Any
 
 from .. import limits
 from ..errors import OwnershipError
+from ..ir.tracer import trace_model
 from ..lang.failure import spec_failure
 from ..lang.loader import load_spec
 from ..lang.model import Model
 from ..lang.properties import CRASH
 from ..lang.spec import Spec
-from .symbolic import trace_model
 
 #: Above this many pages in a pool, validation traces at the spec's default parameters
 #: instead: tracing unrolls loops over pages, and the defaults take the same Python paths.

@@ -1,6 +1,6 @@
 """The batch graph: the intermediate form the numpy, C and symmetry backends read (issue 30, item 1).
 
-Tracing (ownership.interpret.symbolic) gives each action and property as a graph of `Term`s;
+Tracing (ownership.ir.tracer) gives each action and property as a graph of `Term`s;
 `Graph` makes them one shared table of `Node`s for a model:
 - hash-consed, so that a subexpression used by several bindings (or pages) is one node;
 - folded where its arguments are constants (with the meanings of ownership.ir.ops) or where
@@ -27,9 +27,9 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from ..interpret.symbolic import BOOL, INT, PAGES, Term, postorder
 from ..lang.model import Model
 from . import ops
+from .tracer import BOOL, INT, PAGES, Term, postorder
 
 #: Largest pool (in pages) whose page sets fit one int64 column as non-negative numbers, as
 #: the concrete interpreter's Python integers are (NOTE(int64-exact)): pages 0..size, since a

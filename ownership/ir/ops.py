@@ -1,6 +1,6 @@
 """The one table of the intermediate form's operations (issue 30, item 1).
 
-Tracing a spec (ownership.interpret.symbolic) turns its actions and properties into graphs of
+Tracing a spec (ownership.ir.tracer) turns its actions and properties into graphs of
 operations; the backends (numpy and C in ownership.interpret.batch and .native, z3 in
 ownership.interpret.smt) compute them. This table says which operations exist, and for each:
 its sorts, its meaning on Python's integers (the concrete interpreter's, which defines a spec:

@@ -5,7 +5,7 @@ not only the last one of an action), a page set reaching outside its pool, a req
 out of range: whether these happen depends on the state an action runs in. The concrete
 interpreter raises a SpecError when one happens (ownership.interpret.concrete); the symbolic
 tracer records, in program order among the action's guards, the condition under which it
-would (ownership.interpret.symbolic, `Traced.events`), so that the batch and z3 engines find
+would (ownership.ir.tracer, `Traced.events`), so that the batch and z3 engines find
 the same errors in the same states and ask the concrete interpreter for the message.
 """
 

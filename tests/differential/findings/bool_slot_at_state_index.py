@@ -2,7 +2,7 @@
 # the loader refuses `~` of it.
 #
 # `s.ok[s.i]` with a state index: ownership/lang/state.py, ArrayView.__getitem__, reads it
-# with select(list(self), i - base, 0), and ownership/interpret/symbolic.py,
+# with select(list(self), i - base, 0), and ownership/ir/tracer.py,
 # SymbolicOps.select, gives every select the sort INT, whatever the elements are. So
 # `~s.ok[s.i]` is refused when the spec loads ("`~` negates a condition, and this is an
 # integer or a page set"), while the reference (concrete select returns the CBool element)

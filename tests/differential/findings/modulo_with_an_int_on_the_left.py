@@ -1,7 +1,7 @@
 # Finding: `3 % s.n` (a Python int modulo a state value) is a TypeError in every interpreter.
 #
 # Neither the concrete values (ownership/interpret/concrete.py, CVal) nor the tracer's terms
-# (ownership/interpret/symbolic.py, Term) define __rmod__ (they do define __radd__, __rsub__,
+# (ownership/ir/tracer.py, Term) define __rmod__ (they do define __radd__, __rsub__,
 # __rmul__, __rfloordiv__). The loader refuses the spec ("TypeError while tracing the spec's
 # actions: unsupported operand type(s) for %: 'int' and 'Term'") and the reference, run
 # without the loader, raises "TypeError in action step()". The spec is well-sorted and

@@ -2,7 +2,7 @@
 #
 # `s.ready[r] = True` then `~s.ready[r]`: the concrete interpreter reads CBool(1), so `~` is
 # False and the stage becomes SAFE. The tracer reads back the Python constant it was given
-# (ownership/interpret/symbolic.py, SymbolicState._set stores `value` as is, and _get returns
+# (ownership/ir/tracer.py, SymbolicState._set stores `value` as is, and _get returns
 # it), and Python's `~True` is -2, which is truthy: every engine built on the traced graphs
 # (batch, symmetry, bmc, prove) moves to BAD. batch reports a false violation; symmetry,
 # bmc and prove crash on the disagreement with the concrete interpreter.
