@@ -1,6 +1,6 @@
 """Where --max-memory stops each engine, as a share of the limit (issue 29, item 5: between 0.9
 and 1.0 of it; the batch engine stopped at 0.47 of 1G). A figure, so measured here, never
-asserted by a test (tests/test_limits.py checks only that each engine stops, exit 3).
+asserted by a test (tests/cli/test_limits.py checks only that each engine stops, exit 3).
 
     python benchmarks/memory_stop.py [--limits 300M,1G] [--engines batch,native,...]
 

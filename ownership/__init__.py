@@ -1,6 +1,6 @@
 """ownership: a model checker for KV-cache page ownership in disaggregated LLM inference.
 
-The public API is exactly what `__all__` lists (pinned by tests/test_public_api.py): the
+The public API is exactly what `__all__` lists (pinned by tests/cli/test_public_api.py): the
 spec language, and the entry points to check a spec and to read, write and replay traces.
 """
 

@@ -400,7 +400,7 @@ def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth:
         from .engines import batch, explicit
 
         # The batch (numpy) engine is the explicit engine whenever its pools have at most 1,024
-        # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger pools, with the same results (tests/test_batch.py).
+        # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger pools, with the same results (tests/engines/test_batch.py).
         why_not = batch.supports(model)
         if native:
             from .engines import native as compiled

@@ -96,8 +96,8 @@ class Coverage:
         of its store (k words, a parent, a binding, an orbit size under symmetry) and its
         table's slots; the native engine's words and parent per state and its table's 4-byte
         slots. Neither counts the interpreter, the traced spec or a block's temporaries, which
-        the peak resident set (measured beside it) includes. tests/test_native.py and
-        tests/test_limits.py hold the count within 1.5x of the resident memory the search adds."""
+        the peak resident set (measured beside it) includes. tests/engines/test_native.py and
+        tests/cli/test_limits.py hold the count within 1.5x of the resident memory the search adds."""
         if self.held_memory is None or self.states <= 0:
             return None
         if self.states < MEMORY_SHOWN_FROM and self.stopped_by != "max-memory":

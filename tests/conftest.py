@@ -107,8 +107,8 @@ def check_canonical_on_orbits(model, bm, canon, rows) -> list[int]:
     """Every row under every renaming of its requests, canonicalised: the representative and
     stabiliser are the reference search's over every ordering that sorts the signatures
     (by_every_ordering), one representative per row's renamings, the stabiliser the number of
-    renamings that fix the row. Returns that number per row (tests/test_symmetry.py,
-    tests/test_batch_wide.py)."""
+    renamings that fix the row. Returns that number per row (tests/engines/test_symmetry.py,
+    tests/engines/test_batch_wide.py)."""
     import itertools
 
     from ownership.engines.symmetry import apply_concrete

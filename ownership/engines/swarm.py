@@ -62,7 +62,7 @@ STOP_SECONDS = 2.0
 ASK_AGAIN = 0.5
 
 #: Test hook: when set, called in the worker with the search's index before the search
-#: starts (tests/test_swarm.py makes a worker die there). It travels with each task, so it
+#: starts (tests/distributed/test_swarm.py makes a worker die there). It travels with each task, so it
 #: must pickle (a lambda does: Ray pickles it by value).
 before_search: Callable[[int], None] | None = None
 

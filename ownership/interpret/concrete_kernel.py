@@ -14,7 +14,7 @@ ownership/kernel.py: the same spec errors, in the same order, at the same file a
 then computes exactly the successor state, the flags (same property, page, request, other
 and expected, in the generic code's order: by page, ascending, and within a page in the
 order its `_flag` calls are written) and the value returned (its class too: the lifo `alloc`
-of a Python 0 returns a Python 0, as the generic code does). tests/test_concrete_scale.py
+of a Python 0 returns a Python 0, as the generic code does). tests/engines/test_concrete_scale.py
 runs random operations on pools of every kind through both and compares them state by state;
 `Concrete(model, generic_kernel=True)` runs the generic definition, for that test and for
 the baseline of benchmarks/fuzz_scale.py.

@@ -11,7 +11,7 @@ table of its own (`Emitter.FORMS`), keyed by the operation's name: a `Form` (a f
 arguments' references), or, where a backend chooses among several spellings (numpy's byte
 tables or loop for first and nth, its table of nth at a constant j, the arrays of select), the
 method that chooses, named in the table. The operations numpy and C write alike are written
-once (`COMMON_FORMS`). tests/test_operations.py fails when a backend's table lacks an operation
+once (`COMMON_FORMS`). tests/language/test_operations.py fails when a backend's table lacks an operation
 the graph can hold, or names one outside OPERATIONS. The graph's leaves (`var`, `const`) and
 `stack` (a select's values) are not operations: each backend writes them itself.
 """

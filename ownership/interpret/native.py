@@ -16,7 +16,7 @@ values the batch engine accepts (ownership.engines.batch.supports): + - * wrap a
 `//` and `%` floor (0 for a divisor of 0, as numpy gives; that step is a spec error anyway,
 found by its error condition), shifts by a count outside 0..63 give what numpy gives, every
 intermediate of an `If` is computed (no branch can trap). The numpy engine stays the
-reference: tests/test_native.py compares states, verdicts and traces on every shipped spec.
+reference: tests/engines/test_native.py compares states, verdicts and traces on every shipped spec.
 
 The C file is compiled by the system's C compiler (`cc`, or $CC) into a shared library kept
 in a cache directory by the hash of its source, and loaded with ctypes; docs/adr/0006 says

@@ -9,7 +9,7 @@ Tracing (ownership.ir.tracer) gives each action and property as a graph of `Term
   NOTE(one-interval)), clamped to int64 once the model is known to fit (NOTE(int64-exact));
 - lowered: a page set of a pool over 62 pages becomes limbs of 63 bits (NOTE(wide-pages)).
 Its operations are those of ownership.ir.ops.OPERATIONS (every one of them can be held: each
-backend writes them all, tests/test_operations.py), besides the leaves `var` (a state position)
+backend writes them all, tests/language/test_operations.py), besides the leaves `var` (a state position)
 and `const`, and `stack` (the values a `select` picks from, one node for every select of them).
 
 NOTE(int64-exact): numpy and C compute in int64, the concrete interpreter (which defines a
@@ -97,7 +97,7 @@ COMPARISONS = frozenset(NEGATED)
 BITWISE = frozenset({"bitand", "bitor", "bitxor"})
 #: The operations of ownership.ir.ops.OPERATIONS that no node holds, the graph writing them with
 #: others: none (`not` stays where it negates no comparison, `select` where its index is not
-#: constant); every backend writes the rest (NOTE(emit-tables), tests/test_operations.py).
+#: constant); every backend writes the rest (NOTE(emit-tables), tests/language/test_operations.py).
 LOWERED: frozenset[str] = frozenset()
 #: What a node holds besides an operation: a state position, a constant, a select's values.
 STRUCTURE = frozenset({"var", "const", "stack"})

@@ -6,7 +6,7 @@ ownership.interpret.smt) compute them. This table says which operations exist, a
 its sorts, its meaning on Python's integers (the concrete interpreter's, which defines a spec:
 the batch graph folds constants with it), and its interval rule, the one interval analysis
 that serves z3's bit widths and the int64 check of numpy and C alike (NOTE(one-interval)).
-tests/test_operations.py fails when a backend lacks an operation of the table, when a meaning
+tests/language/test_operations.py fails when a backend lacks an operation of the table, when a meaning
 differs from the concrete interpreter's, or when an interval rule misses a value.
 
 Intervals are of Python's integers, unbounded: (lo, hi) holds every value the operation can

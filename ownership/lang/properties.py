@@ -35,7 +35,7 @@ class Property:
     (ownership/trace.py), the monitor (ownership/monitor.py), `ownership list`
     (render/text.py) and both viewers (render/viewer.py, render/html.py) fill its templates
     with their data and add no words of their own about a property;
-    tests/test_property_wording.py holds them to it.
+    tests/language/test_property_wording.py holds them to it.
     """
 
     name: str

@@ -11,7 +11,7 @@ A trace is untrusted input. Nothing from it is written into the markup: the view
 embedded as JSON in a `<script type="application/json">` whose `<`, `>` and `&` are escaped
 as \\u003c, \\u003e, \\u0026, and the script builds the page with `textContent` and
 `createElement`, never `innerHTML`, so a request named `<script>alert(1)</script>` shows as
-text (tests/test_viewer_browser.py opens the page in headless Chromium to prove it). Every
+text (tests/traces/test_viewer_browser.py opens the page in headless Chromium to prove it). Every
 string of the view model is passed through render.escape.printable first, as on the
 terminal: a bidi override (U+202E) or a control character from a trace shows as `\u202e`,
 it cannot reorder or hide the text around it.

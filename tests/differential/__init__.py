@@ -2,7 +2,7 @@
 
 One spec has one meaning, defined by the concrete interpreter; every engine must find it.
 This package holds the three parts of the test that guards that, used by
-tests/test_differential.py:
+tests/engines/test_differential.py:
 
 - `generator`: Hypothesis strategies that write random, well-sorted specs as Python source;
 - `oracle`: a plain breadth-first search over the concrete interpreter that records, depth by

@@ -5,7 +5,7 @@ steps, where a disagreement is easiest to read: from a given state and binding, 
 templates of ownership.interpret.smt (guard, successor, kernel flags, error condition, state
 properties) and the compiled numpy programs of ownership.interpret.batch (successor, flag,
 bad write, state properties) must say exactly what the concrete interpreter does. This is
-tests/test_bmc.py's z3-versus-concrete step test, extended to any spec, and its batch twin.
+tests/engines/test_bmc.py's z3-versus-concrete step test, extended to any spec, and its batch twin.
 
 Each function returns the disagreements as sentences (empty when they agree).
 """

@@ -3,7 +3,7 @@ or hostile input that `ownership replay` and `ownership show` must survive (issu
 
     python tests/hostile/make_traces.py      # rewrites tests/hostile/traces/
 
-The name of a file says what is expected of it (tests/test_hostile_traces.py):
+The name of a file says what is expected of it (tests/traces/test_hostile_traces.py):
 
 - `bad-*`: not a well-formed trace. `replay`, `show`, `show --html`, `show --mermaid` each
   exit 2 with one `error:` line, no traceback, and leave no output file behind.
@@ -37,7 +37,7 @@ INCIDENT = HERE.parent / "golden" / "cli" / "incident.trace.json"
 EVIL = ("r\x1b]0;pwned\x07\x1b[2J\x1b[H\u202eevil\x9b31m\x08\x08\rfake\u200b\u2066\u2028"
         "\x00\x7f\nverified [bold red]x[/] [link=http://example.invalid]y[/link]")
 
-#: The characters that must never reach stdout or stderr raw (tests/test_hostile_traces.py).
+#: The characters that must never reach stdout or stderr raw (tests/traces/test_hostile_traces.py).
 RAW = ["\x1b", "\x07", "\x9b", "\x08", "\r", "\x00", "\x7f", "\u202e", "\u200b", "\u2066", "\u2028"]
 
 

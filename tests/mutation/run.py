@@ -76,20 +76,20 @@ ROOT = Path(__file__).resolve().parents[2]
 #: first (pytest runs with -x, so a killed mutant costs only the tests before the first failure).
 DEFAULT_TESTS: dict[str, list[str]] = {
     "ownership/kernel.py": [
-        "tests/test_kernel_mutants.py",
-        "tests/test_kernel_properties.py",
-        "tests/test_shared_pools.py",
-        "tests/test_spec_language.py",
-        "tests/test_explicit_engine.py",
-        "tests/test_spec_vllm_block_pool.py",
-        "tests/test_spec_vllm_nixl.py",
-        "tests/test_sglang_pd.py",
-        "tests/test_spec_sglang_disagg.py",
-        "tests/test_batch.py",
+        "tests/language/test_kernel_mutants.py",
+        "tests/language/test_kernel_properties.py",
+        "tests/language/test_shared_pools.py",
+        "tests/language/test_spec_language.py",
+        "tests/engines/test_explicit_engine.py",
+        "tests/shipped/test_spec_vllm_block_pool.py",
+        "tests/shipped/test_spec_vllm_nixl.py",
+        "tests/shipped/test_sglang_pd.py",
+        "tests/shipped/test_spec_sglang_disagg.py",
+        "tests/engines/test_batch.py",
     ],
     "ownership/engines/symmetry.py": [
-        "tests/test_symmetry.py",
-        "tests/test_batch.py",
+        "tests/engines/test_symmetry.py",
+        "tests/engines/test_batch.py",
     ],
 }
 

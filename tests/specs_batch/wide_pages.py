@@ -1,6 +1,6 @@
 """Page-set operations on pages past 63: a pool wider than one 64-bit limb.
 
-Batch-engine test spec (tests/test_batch_wide.py, NOTE(wide-pages) in
+Batch-engine test spec (tests/engines/test_batch_wide.py, NOTE(wide-pages) in
 ownership/interpret/batch.py). A request takes 66 pages (0..65, across the first limb's
 end), gives back the 60 lowest (first, without, free), takes more (the lowest free ones),
 remembers its highest page (nth, count) and reads it (page). The invariant reads a page set

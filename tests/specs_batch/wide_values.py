@@ -2,7 +2,7 @@
 
 The concrete interpreter computes with Python's integers; the batch engine's int64 columns
 would wrap, so it hands the model to the per-state engine (same search, exact) instead of
-computing a wrong successor (tests/test_batch.py)."""
+computing a wrong successor (tests/engines/test_batch.py)."""
 
 from ownership import Spec, action, ints, state
 

@@ -1,6 +1,6 @@
 """A correct protocol that runs forever: requests take a page, compute into it, read it and
 give it back. Its executions are unbounded, so only k-induction proves it for every depth;
-the lemma makes 1-induction succeed (tests/test_bmc.py, docs/engines.md)."""
+the lemma makes 1-induction succeed (tests/engines/test_bmc.py, docs/engines.md)."""
 
 from enum import IntEnum
 

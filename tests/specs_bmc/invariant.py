@@ -1,7 +1,7 @@
 """Seeded bug (a spec invariant): two requests may be admitted although at most one should be.
 
 Shortest counterexample: admit(r1), admit(r2), 2 steps; the spec's own invariant fails in the
-state after them (tests/test_bmc.py)."""
+state after them (tests/engines/test_bmc.py)."""
 
 from enum import IntEnum
 

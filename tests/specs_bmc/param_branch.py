@@ -1,5 +1,5 @@
 """A spec that branches in Python on a parameter inside an action: fine at a concrete value,
-refused when the parameter is left symbolic (tests/test_bmc.py)."""
+refused when the parameter is left symbolic (tests/engines/test_bmc.py)."""
 
 from ownership import Spec, action, ints, param, state
 

@@ -2,7 +2,7 @@
 
 `s.used = s.used + 1` runs before `s.require(...)`, and the concrete interpreter checks an
 assignment when it happens: the third `take` raises a SpecError (used := 3 is outside 0..2).
-Every engine must report it, none may wrap the value silently (tests/test_bmc.py)."""
+Every engine must report it, none may wrap the value silently (tests/engines/test_bmc.py)."""
 
 from ownership import Spec, action, ints, state
 

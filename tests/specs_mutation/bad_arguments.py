@@ -1,7 +1,7 @@
 """Pins: every kernel operation refuses every bad argument with a spec error at the spec's line.
 
 `case` chooses the one call that the action `go` makes (the `# case N` comment marks its
-line); tests/test_kernel_mutants.py expects, for each case, a SpecError with the operation's
+line); tests/language/test_kernel_mutants.py expects, for each case, a SpecError with the operation's
 message and this file and line, or no error at all. Cases 1-12 name a pool the spec does not
 declare, 13-23 a request outside 1..requests, 24-31 pages outside the pool, 32-37 a bad key,
 38-49 and 54-58 the other misuses (a pool of the wrong kind, a page number, a negative

@@ -1,4 +1,4 @@
-"""Pins (a known bug, xfail in tests/test_symmetry.py): a request id copied into an int slot
+"""Pins (a known bug, xfail in tests/engines/test_symmetry.py): a request id copied into an int slot
 through `If` or `select` must make symmetry refuse the spec, as `s.count = s.last` does.
 
 `finish(r)` copies the previous `last` request id into `count`, an int slot that renaming

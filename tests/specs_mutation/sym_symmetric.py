@@ -4,7 +4,7 @@ reduced search stands for exactly the states of the plain one.
 Every part the check compares treats the requests alike: the actions (guards, writes, kernel
 flags), two invariants (one of which can raise two spec errors, the same for every request), a
 @sometimes and `finished` (the leak property), all over every request.
-tests/test_symmetry.py pins the state counts with and without reduction at 2 and 3 requests.
+tests/engines/test_symmetry.py pins the state counts with and without reduction at 2 and 3 requests.
 Each sibling spec sym_*.py is this spec with one part that singles out a request, and must be
 refused.
 """

@@ -1,4 +1,4 @@
-"""A bad spec on purpose (tests/test_spec_language.py: the error names the fix)."""
+"""A bad spec on purpose (tests/language/test_spec_language.py: the error names the fix)."""
 
 from ownership import Spec, action, pool, Request, per_request, count
 class E(Spec):

@@ -5,7 +5,7 @@ writes one operation of the table, applied to them, into the result slots (out, 
 the two it does not compute go back to their first values, which keeps the state space to
 about ten thousand states) (where the operation is a spec
 error for some values, its guard keeps it out: those errors have specs of their own). Every
-engine must reach the same states: tests/test_operations.py checks that tracing this spec gives
+engine must reach the same states: tests/language/test_operations.py checks that tracing this spec gives
 every operation of the table, and that each backend computes all of them alike."""
 
 from ownership import (

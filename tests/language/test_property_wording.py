@@ -13,7 +13,7 @@ import string
 from pathlib import Path
 
 import pytest
-from conftest import spec_path
+from conftest import ROOT, spec_path
 
 import ownership
 from ownership import model_for
@@ -23,7 +23,7 @@ from ownership.render.html import view_model
 from ownership.trace import read_itf
 
 PACKAGE = Path(ownership.__file__).parent
-GOLDEN = Path(__file__).parent / "golden" / "viewer"
+GOLDEN = (ROOT / "tests") / "golden" / "viewer"
 
 #: The code that flags a property (its first argument): the kernel, its fast concrete path,
 #: `s.crash` and the concrete interpreter's leak check.
@@ -175,7 +175,7 @@ def test_the_monitor_words_a_free_in_flight_as_a_trace_does():
 
 def test_the_readme_s_table_of_properties_is_the_table():
     """The README lists each built-in property with the table's own words, in its order."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Built-in properties (the ownership kernel)\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert rows == [f"| `{n}` | {w.when} | {w.hazard} |" for n, w in PROPERTIES.items()]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from ownership.api import model_for
 from ownership.engines import bmc, explicit
@@ -16,8 +17,8 @@ from ownership.interpret.concrete import Concrete
 from ownership.interpret.smt import encode
 from ownership.trace import replay
 
-ZOO = Path(__file__).parent / "specs_bmc"          # what only the symbolic engine needs
-KERNEL_ZOO = Path(__file__).parent / "specs"       # the seeded bugs every engine must catch
+ZOO = (ROOT / "tests") / "specs_bmc"          # what only the symbolic engine needs
+KERNEL_ZOO = (ROOT / "tests") / "specs"       # the seeded bugs every engine must catch
 
 
 def _zoo(name: str) -> str:

@@ -41,5 +41,5 @@ def test_every_list_of_engines_is_in_the_recipe_of_an_engine():
     """The registry and the differential runner list the engines; api.py runs them."""
     section = _named(_section("A new engine"))
     for path in ("ownership/registry.py", "ownership/api.py", "tests/differential/runner.py",
-                 "tests/test_semantics.py"):
+                 "tests/language/test_semantics.py"):
         assert path in section, path

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from ownership import Request, Spec, action, ints, per_request, pool
 from ownership.errors import UsageError
@@ -25,7 +26,7 @@ from ownership.testing import (
     conformance,
 )
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "allocator"
+EXAMPLE = ROOT / "examples" / "allocator"
 SPEC = str(EXAMPLE / "toy_allocator_spec.py")
 CI = {"profile": "ci", "runs": 40, "steps": 20}
 
@@ -179,7 +180,7 @@ def test_the_double_free():
 def _inner_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """A user's pytest run over one failing check_spec test, in its own folder."""
     test = tmp_path / "test_user.py"
-    test.write_text(FAILING_TEST.format(spec=str(Path(__file__).parent / "specs" / "double_free.py")))
+    test.write_text(FAILING_TEST.format(spec=str((ROOT / "tests") / "specs" / "double_free.py")))
     env = {k: v for k, v in __import__("os").environ.items() if k != "CI"}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(test), *args],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)

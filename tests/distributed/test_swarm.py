@@ -211,6 +211,7 @@ def test_ctrl_c_interrupts_the_running_searches_and_counts_what_they_ran(ray_clu
     assert "0 of 2 searches finished" in result.swarm.note
 
 
+@pytest.mark.long
 def test_under_a_commands_time_limit_the_searches_stop_at_its_deadline_and_count(ray_cluster, monkeypatch):
     """Under the command's limits (ownership.limits, armed as `ownership check` arms them),
     the searches stop at the command's deadline, not at the later one of the swarm's

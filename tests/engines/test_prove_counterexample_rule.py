@@ -4,7 +4,7 @@ interpreter before it is reported; one that does not re-run is exit 4 ("internal
 never exit 1.
 
 The proof's base case builds its trace from a z3 model through bmc's build_trace; here the
-states it hands over are damaged as tests/test_counterexample_rule.py damages them (the state
+states it hands over are damaged as tests/engines/test_counterexample_rule.py damages them (the state
 after step 1 replaced by the initial state). The undamaged proof is checked first, so that the
 refusal is the rule's doing.
 """

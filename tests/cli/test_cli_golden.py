@@ -1,7 +1,7 @@
 """Golden files for the CLI: each tests/golden/cli/*.txt holds a command, its exit code and its
 output; the test runs the command and compares, normalised for durations.
 
-To accept new output after a deliberate change: OWNERSHIP_UPDATE_GOLDEN=1 pytest tests/test_cli_golden.py
+To accept new output after a deliberate change: OWNERSHIP_UPDATE_GOLDEN=1 pytest tests/cli/test_cli_golden.py
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from ownership.cli import cli
 from ownership.lang.loader import load_spec, shipped_specs
@@ -122,7 +123,7 @@ def test_a_path_typed_by_the_user_is_a_path(tmp_path, monkeypatch):
     """The rule's other half: `./NAME`, `NAME.py` and `NAME.py:Class` typed on the command line
     are files (the user chose them), and a class is picked after the colon; the bare NAME is
     still the shipped spec."""
-    spec = (Path(__file__).parent / "specs" / "counter.py").read_text(encoding="utf-8")
+    spec = ((ROOT / "tests") / "specs" / "counter.py").read_text(encoding="utf-8")
     (tmp_path / "sglang_pd.py").write_text(spec, encoding="utf-8")
     (tmp_path / "sglang_pd").write_text(spec, encoding="utf-8")
     cls = load_spec(str(tmp_path / "sglang_pd.py")).__name__

@@ -83,6 +83,7 @@ def test_replay_json_validates_against_its_schema(tmp_path):
         assert run.code == code and _valid("replay", run.out)["exit_code"] == code
 
 
+@pytest.mark.long
 def test_prove_json_validates_against_its_schema():
     """A proof, a base-case violation and a counterexample to induction fit prove.json."""
     for args, code in ((("--fix", "door-retire"), 0), ((), 1), (("--fix", "door-retire", "--k", "1"), None)):

@@ -4,7 +4,7 @@ The log excerpts in tests/data/config_check/ are in the real line formats of SGL
 0.5.19 and of vLLM 0.33.0 (the sources each pattern in ownership/config_check/sglang_logs.py and vllm_logs.py cites). The
 incident's numbers come from docs/incident.md: a window of 1,048,576 tokens over a prefill pool
 of 681,280 tokens, fixed by a pool of about 2.04 M tokens (twice the window).
-Hostile and huge input is tested in tests/test_config_check_hostile.py.
+Hostile and huge input is tested in tests/bridges/test_config_check_hostile.py.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from ownership import config_check as cc
 from ownership.cli.config_check import config_check
 from ownership.errors import ConfigError
 from ownership.result import EXIT_BAD_INPUT
 
-DATA = Path(__file__).parent / "data" / "config_check"
+DATA = (ROOT / "tests") / "data" / "config_check"
 WINDOW = 1_048_576
 INCIDENT_POOL = 681_280
 FIXED_POOL = 2_097_152  # twice the window
@@ -676,7 +677,7 @@ def test_the_fixed_numbers_with_spec_verify_the_scaled_model() -> None:
 
 def _doc_commands() -> list[tuple[str, int]]:
     """(command, exit code) pairs from docs/config-check.md: a '$ ownership config-check ...' line, then '# exit N'."""
-    doc = Path(__file__).parent.parent / "docs" / "config-check.md"
+    doc = ROOT / "docs" / "config-check.md"
     lines = doc.read_text().splitlines()
     out: list[tuple[str, int]] = []
     for i, line in enumerate(lines):
@@ -695,7 +696,7 @@ def test_the_documented_examples_exit_as_the_docs_say() -> None:
     """Every '$ ownership config-check' example in docs/config-check.md exits with the code written under it."""
     commands = _doc_commands()
     assert len(commands) >= 4, "docs/config-check.md lost its examples"
-    root = Path(__file__).parent.parent
+    root = ROOT
     for command, expected in commands:
         args = shlex.split(command)[2:]
         args = [str(root / a) if a.startswith("tests/data/") else a for a in args]

@@ -3,7 +3,7 @@
 Golden files: tests/golden/viewer/NAME.cmd holds a command line (`ownership show ...`, run
 in that folder), NAME.out its expected output (stdout, then stderr and the exit code).
 Regenerate them with OWNERSHIP_UPDATE_GOLDEN=1 and read the diff before committing.
-The HTML page is opened in a real browser by tests/test_viewer_browser.py.
+The HTML page is opened in a real browser by tests/traces/test_viewer_browser.py.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 import os
 import re
 import shlex
-from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from ownership.api import check, model_for
 from ownership.cli.graph import graph
@@ -40,7 +40,7 @@ from ownership.render.viewer import (
 )
 from ownership.trace import Step, Trace, from_itf, read_itf, to_itf
 
-GOLDEN = Path(__file__).parent / "golden" / "viewer"
+GOLDEN = (ROOT / "tests") / "golden" / "viewer"
 COMMANDS: dict[str, click.Command] = {"show": show, "graph": graph}
 CASES = sorted(GOLDEN.glob("*.cmd"))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -391,7 +391,7 @@ def test_control_characters_in_a_trace_never_reach_the_terminal(incident):
 
 def test_the_committed_screenshot_of_the_page_is_small():
     """docs/viewer.png exists and stays under 150 KB (it is regenerated, not hand-edited)."""
-    png = Path(__file__).resolve().parents[1] / "docs" / "viewer.png"
+    png = ROOT / "docs" / "viewer.png"
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 150_000
 

@@ -30,7 +30,7 @@ SEMANTICS = ROOT / "tests" / "specs" / "semantics"
 
 def shipped_cases(*, releases: bool) -> list[tuple[str, tuple[str, ...], str | None]]:
     """(spec, fixes, release) for every shipped spec: as shipped, each fix alone, and with
-    `releases` each engine release (tests/test_checkpoint.py runs those in this process)."""
+    `releases` each engine release (tests/distributed/test_checkpoint.py runs those in this process)."""
     from ownership.lang.loader import load_spec, shipped_specs
 
     out = []
@@ -149,7 +149,7 @@ def test_a_worker_builds_its_model_from_the_source_text_where_the_file_is_missin
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads sessions from /proc")
 def test_ctrl_c_on_ray_stops_the_command_and_every_ray_process_it_started():
-    from test_interrupt import LARGE, Terminal
+    from terminal import LARGE, Terminal
 
     term = Terminal(*LARGE, "--ray", "local", "--workers", "2")
     try:
@@ -171,11 +171,12 @@ def test_ctrl_c_on_ray_stops_the_command_and_every_ray_process_it_started():
 
 def _session(sid: int) -> list[int]:
     """The processes of a session (Ray's workers have process groups of their own)."""
-    from test_interrupt import processes
+    from terminal import processes
 
     return processes(sid, field=3)
 
 
+@pytest.mark.long
 def test_a_run_on_ray_killed_and_resumed_ends_with_the_counts_of_an_uninterrupted_run(tmp_path):
     """`--ray local --checkpoint DIR`, SIGKILL half-way (the driver; its Ray goes with it), then
     `--resume DIR` on a new Ray: the uninterrupted run's counts."""

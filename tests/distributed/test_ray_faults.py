@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from conftest import OWNERSHIP, ROOT, spec_path
-from test_interrupt import LARGE, processes
+from terminal import LARGE, processes
 from test_ray import shipped_model
 
 from ownership.engines import partitioned
@@ -120,6 +120,7 @@ def test_an_address_that_never_completes_rays_handshake_is_bad_input_within_the_
         assert "no Ray cluster answers there within 2 s (its port accepts connections" in line, line
 
 
+@pytest.mark.long
 @pytest.mark.skipif(sys.platform != "linux", reason="reads sessions from /proc")
 def test_on_a_head_node_ray_local_starts_its_own_ray_and_a_lost_worker_leaves_json_parseable(tmp_path):
     """RAY_ADDRESS names another cluster (as on every head node; here an address where
@@ -204,6 +205,7 @@ def test_the_ray_extra_installs_ray_client_for_ray_addresses():
     assert "ray[client]" in (ROOT / "docs" / "cli.md").read_text()
 
 
+@pytest.mark.long
 @pytest.mark.skipif(sys.platform != "linux", reason="reads sessions from /proc")
 def test_a_running_cluster_is_joined_by_its_address_and_by_ray_client(tmp_path):
     """A `ray start --head` of this test's own (its ports and folder, so that no other Ray on

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 
 from ownership.render.html import render_html
 from ownership.trace import read_itf
 
-ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "viewer"
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).exists()), None)

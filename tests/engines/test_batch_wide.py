@@ -69,7 +69,7 @@ def test_the_batch_engine_equals_the_per_state_engine_on_test_specs_with_wide_po
     _agree(path, {"pages": pages}, list(model_for(path).spec_cls._fixes))
 
 
-@pytest.mark.parametrize("decode_pool", [70, 130])
+@pytest.mark.parametrize("decode_pool", [70, pytest.param(130, marks=pytest.mark.long)])
 def test_the_shipped_incident_spec_with_a_wide_decode_pool_is_violated_and_fixed_as_per_state(decode_pool):
     """sglang_pd with a lowest-order decode pool of 70 and 130 pages: the incident's
     violation without fixes, a verification with door-retire, as the per-state engine finds."""

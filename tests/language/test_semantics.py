@@ -46,7 +46,7 @@ def _answers(name: str, fixes: tuple[str, ...] = ()) -> dict[str, tuple[Any, ...
     out = {
         "per-state": _outcome(lambda: explicit.check(model)),
         "batch": _outcome(lambda: batch.check(model)),
-        # (the search of --ray and --checkpoint, its 3 partitions in this process; tests/test_ray.py on Ray)
+        # (the search of --ray and --checkpoint, its 3 partitions in this process; tests/distributed/test_ray.py on Ray)
         "partitioned": _outcome(lambda: partitioned.check(model, parts=3)),
         "bmc": _outcome(lambda: bmc.check(model, max_depth=6)),
         "prove": _outcome(lambda: bmc.prove(model, k=4)),
@@ -441,7 +441,8 @@ def test_every_semantics_case_is_tested():
         assert f'"{p.name}"' in text, p.name
 
 
+@pytest.mark.long
 def test_every_operation_of_the_table_gets_one_answer_from_every_engine():
     """tests/specs/semantics/every_operation.py (issue 30): one action per operation of
-    ownership/ir/ops.py; tests/test_operations.py compares its steps state by state."""
+    ownership/ir/ops.py; tests/language/test_operations.py compares its steps state by state."""
     assert _same(_answers("every_operation.py")) == ("verified",)

@@ -271,7 +271,7 @@ def test_the_z3_step_of_every_operation_is_the_concrete_step_everywhere(model: A
 
 def test_every_engine_reaches_the_same_states_through_every_operation(model: Any) -> None:
     """The batch engine's states, transitions and depth are those of the partitioned search and
-    of the native engine (the per-state engine's verdict: tests/test_semantics.py)."""
+    of the native engine (the per-state engine's verdict: tests/language/test_semantics.py)."""
     reference = batch.check(model)
     assert reference.verdict is Verdict.VERIFIED and reference.coverage.complete
     answers = {"partitioned": partitioned.check(model, parts=3)}

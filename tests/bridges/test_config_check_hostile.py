@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from ownership import config_check as cc
 from ownership.cli.config_check import config_check
 from ownership.result import EXIT_BAD_INPUT, EXIT_INTERNAL, CheckResult, Coverage, Verdict
 
-DATA = Path(__file__).parent / "data" / "config_check"
+DATA = (ROOT / "tests") / "data" / "config_check"
 PREFILL_FIXED = DATA / "sglang-0.5.23-prefill-fixed.log"
 DECODE_FIXED = str(DATA / "sglang-0.5.23-decode-fixed.log")
 STARTUP = PREFILL_FIXED.read_text()

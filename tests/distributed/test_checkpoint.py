@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ROOT, run_cli
-from test_interrupt import OWNERSHIP
+from terminal import OWNERSHIP
 from test_ray import same_answer, shipped_cases, shipped_model
 
 from ownership.api import model_for
@@ -408,15 +408,15 @@ def test_a_checkpointed_run_shows_the_states_of_each_worker_in_its_progress():
 
 
 def test_ctrl_c_stops_a_checkpointed_run_at_once_and_it_resumes(tmp_path):
-    """Ctrl-C stops a checkpointed run (exit 3, no traceback: _interrupted, which waits
+    """Ctrl-C stops a checkpointed run (exit 3, no traceback: terminal.interrupted, which waits
     generously for a hang and asserts no time, issue 29 item 7); the checkpoint it leaves
     resumes."""
-    from test_interrupt import Terminal, _interrupted
+    from terminal import Terminal, interrupted
 
     where = tmp_path / "c"
     term = Terminal(*KILLED, "--checkpoint", str(where))
     term.wait_for(b"states/s")
-    text, _ = _interrupted(term)
+    text, _ = interrupted(term)
     assert "stopped by interrupt" in text
     resumed = run_cli(*KILLED, "--resume", str(where), "--json")
     assert resumed.code == 0 and json.loads(resumed.out)["coverage"]["states"] == 3_392_733

@@ -60,6 +60,7 @@ def stopped(run: subprocess.CompletedProcess, limit: str, phase: str | None = No
 # --------------------------------------------------------------------------- before the search
 
 
+@pytest.mark.long
 def test_max_seconds_covers_tracing_the_spec():
     """requests=500: tracing every action binding takes minutes; a limit of seconds stops it
     there, with a progress line meanwhile (stderr); --json makes the stop one JSON object."""
@@ -141,6 +142,7 @@ def test_replay_has_the_whole_command_limits(tmp_path):
     assert "tracing the spec's actions: 1 s" in run.stderr
 
 
+@pytest.mark.long
 def test_graph_has_the_limits_of_check():
     """`ownership graph` had no time or memory limit (issue 29): --max-seconds stops it while it
     traces the spec, or while it builds the graph, exit 3 and no graph drawn."""
@@ -186,7 +188,8 @@ MEMORY_BOUND = {
 }
 
 
-@pytest.mark.parametrize("engine", sorted(MEMORY_BOUND))
+@pytest.mark.parametrize("engine", [e if e == "batch" else pytest.param(e, marks=pytest.mark.long)
+                                    for e in sorted(MEMORY_BOUND)])
 def test_max_memory_stops_every_engine_with_its_coverage(engine):
     """--max-memory 300M: exit 3, stopped by max-memory, with the states covered so far. How
     close to the limit each engine stops (0.9 to 1.0 of it; the batch engine stopped at 0.47 of

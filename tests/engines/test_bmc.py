@@ -11,11 +11,11 @@ import functools
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,8 +28,8 @@ from ownership.lang.model import Model
 from ownership.result import Verdict
 from ownership.trace import replay
 
-ZOO = Path(__file__).parent / "specs_bmc"          # what only the symbolic engine needs
-KERNEL_ZOO = Path(__file__).parent / "specs"       # the seeded bugs every engine must catch
+ZOO = (ROOT / "tests") / "specs_bmc"          # what only the symbolic engine needs
+KERNEL_ZOO = (ROOT / "tests") / "specs"       # the seeded bugs every engine must catch
 
 #: One seeded bug per property: (spec file, property, length of the shortest counterexample).
 #: The kernel's come from the shared zoo of tests/specs (test_kernel_properties.py, test_batch.py).

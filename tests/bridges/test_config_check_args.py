@@ -3,15 +3,14 @@ ast at the top level only, bounded before parsing, never evaluated; and through 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import ROOT
 
 from ownership.config_check.arg_repr import ReprNotRead, read_arg_repr
 from ownership.config_check.bounds import MAX_REPR_CHARS, MAX_REPR_DEPTH
 from ownership.errors import ConfigError
 
-INCIDENT_DECODE = Path(__file__).parent / "data" / "config_check" / "sglang-0.5.19-decode-incident.log"
+INCIDENT_DECODE = (ROOT / "tests") / "data" / "config_check" / "sglang-0.5.19-decode-incident.log"
 
 
 def test_a_nested_config_does_not_lend_its_figures_to_the_top_level():
@@ -27,7 +26,7 @@ def test_literals_are_read_and_everything_else_is_left_out():
                         "i=<Mode.FAST: 1>, j=SomeEnum.X, k=Config(), l={'x': 1})")
     assert got == {"a": 1, "b": -2, "c": 1.5, "d": None, "e": True, "f": "x", "g": [1, 2], "h": (3,),
                    "l": {"x": 1}}
-    # a key named twice: no real repr does, and neither value can be believed (tests/test_edge_audit.py)
+    # a key named twice: no real repr does, and neither value can be believed (tests/cli/test_edge_audit.py)
     with pytest.raises(ConfigError, match="the key 'page_size' is named twice"):
         read_arg_repr("{'page_size': 16, 'page_size': 64}")
 
