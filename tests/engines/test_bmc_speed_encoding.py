@@ -101,8 +101,8 @@ _EDGES = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Health
 
 
 #: The sizes of the default run: each of 62, 63 and 64 pages takes about 20 s to encode, so
-#: the default run takes the smallest and the one past a 63-bit limb; the long set takes all.
-QUICK_SIZES = (6, 63)
+#: the default run takes the smallest; the long set takes all.
+QUICK_SIZES = (6,)
 
 
 @settings(max_examples=30, **_EDGES)
@@ -110,7 +110,7 @@ QUICK_SIZES = (6, 63)
 def test_the_step_relation_is_the_concrete_step_at_the_edges(spec_dir: str, pages: int, data: Any) -> None:
     """Any in-domain state, any binding: exactly the concrete successor, or no successor when
     the action is disabled or raises a spec error (and the error condition says which). 30
-    draws at two sizes here; 200 at every size in the long set (tests/README.md)."""
+    draws at the smallest size here; 200 at every size in the long set (tests/README.md)."""
     _step_is_concrete(spec_dir, pages, data)
 
 

@@ -56,7 +56,10 @@ def _same(spec: str, params: dict[str, int], fixes: list[str], depth: int) -> No
         assert replay(fast.trace, model).outcome == "violated"
 
 
-@pytest.mark.parametrize("spec, params, fixes", CASES, ids=[f"{Path(c[0]).stem}-{c[1]}-{c[2]}" for c in CASES])
+@pytest.mark.parametrize("spec, params, fixes", [
+    pytest.param(*c, id=f"{Path(c[0]).stem}-{c[1]}-{c[2]}",
+                 marks=[pytest.mark.long] if c[1] == {"requests": 3, "decode_pool": 3} else [])
+    for c in CASES])
 def test_the_canonical_order_gives_every_orders_answer(spec: str, params: dict[str, int], fixes: list[str]) -> None:
     """Shipped and seeded-bug specs, violated or not within the bound: the same answer."""
     _same(spec, params, fixes, depth=9)
