@@ -494,13 +494,14 @@ static int64_t held_bytes(const struct search *S) {
    malloc and realloc. Through malloc the parents' array and the tables below the mmap
    threshold that the ownership command sets (NOTE(first-touch) in ownership.engines.batch)
    stayed resident once freed, never trimmed: 35 MB past the held bytes, 3% over
-   --max-memory 300M (issue 29). A new mapping reads as zeros, as calloc's memory. */
+   --max-memory 300M (issue 29). Both ways the memory reads as zeros
+   (a new mapping, calloc): the table needs it. */
 static void *store_alloc(size_t bytes) {
 #if defined(__linux__) && defined(MREMAP_MAYMOVE)
     void *p = mmap(0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? 0 : p;
 #else
-    return malloc(bytes);
+    return calloc(1, bytes);   /* (zeros, as a new mapping reads) */
 #endif
 }
 static void *store_grow(void *p, size_t old, size_t bytes) {
@@ -536,9 +537,6 @@ static int grow_table(struct search *S) {
     }
     uint32_t *t = (uint32_t *)store_alloc(size * sizeof(uint32_t));
     if (!t) return 7;
-#if !(defined(__linux__) && defined(MREMAP_MAYMOVE))
-    memset(t, 0, size * sizeof(uint32_t));
-#endif
     advise_huge(t, size * sizeof(uint32_t));
     u64 ring[16];   /* the slots of the next 16 states, fetched ahead (NOTE(prefetch)) */
     for (int64_t id = 0; id < S->n + 16; id++) {
@@ -708,9 +706,6 @@ struct search *ownership_new(const u64 *initial, u64 pending, int64_t max_states
     S->level = (int64_t *)calloc(65536, sizeof(int64_t));
     S->tsize = 1 << 13; S->tgrow = S->tsize / 2;
     S->table = (uint32_t *)store_alloc(S->tsize * sizeof(uint32_t));
-#if !(defined(__linux__) && defined(MREMAP_MAYMOVE))
-    if (S->table) memset(S->table, 0, S->tsize * sizeof(uint32_t));
-#endif
     S->last = (u64 *)calloc(WORDS, sizeof(u64));
     S->buf = (struct succ *)malloc((size_t)BATCH * BINDINGS * sizeof(struct succ));
     S->starts = (int64_t *)malloc((size_t)(BATCH + 1) * sizeof(int64_t));
