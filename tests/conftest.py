@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +92,55 @@ def ray_cluster():
 
     with cluster.connected("local", cpus=2) as ray:
         yield ray
+
+
+#: How long a Ray test's searches may take to give their CPUs back after the test.
+RAY_IDLE_SECONDS = 60.0
+
+
+@pytest.fixture(autouse=True)
+def ray_left_idle(request):
+    """After each test that used the shared Ray instance: every CPU of it is free again within
+    RAY_IDLE_SECONDS, or the test fails, naming what it left running, and its leftovers are
+    stopped (a search left running holds a CPU for good, and every later Ray test waits for
+    it: the session hung, issue 29)."""
+    yield
+    if "ray_cluster" not in request.fixturenames:
+        return
+    ray = request.getfixturevalue("ray_cluster")
+    total = ray.cluster_resources().get("CPU", 0)
+    end = time.monotonic() + RAY_IDLE_SECONDS
+    while ray.available_resources().get("CPU", 0) < total and time.monotonic() < end:
+        time.sleep(0.2)
+    free = ray.available_resources().get("CPU", 0)
+    if free >= total:
+        return
+    left = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+    for actor in left:
+        with contextlib.suppress(Exception):
+            ray.kill(ray.get_actor(actor))
+    busy = _ray_task_processes()
+    for pid, _ in busy:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    pytest.fail(f"the test left {total - free:g} of the shared Ray instance's {total:g} CPUs busy after"
+                f" {RAY_IDLE_SECONDS:g} s: actors {left}, tasks {[name for _, name in busy]} (now stopped)")
+
+
+def _ray_task_processes() -> list[tuple[int, str]]:
+    """The Ray worker processes of this machine running a task or an actor (`ray::NAME`, not
+    `ray::IDLE`): their pid and name."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if name.startswith("ray::") and name != "ray::IDLE":
+            found.append((int(entry.name), name))
+    return found
 
 
 def one_error_line(run, *parts: str) -> str:

@@ -424,7 +424,11 @@ class OnRay:
         self._outs: list[Any] = []
         self.pings: dict[int, tuple[Any, float]] = {}  # the ping in flight of each partition, and when it was sent
         self.heard: list[float] | None = None  # when each partition last answered a ping (None: not watched yet)
-        self.wait([a.ready.remote() for a in self.actors])
+        try:
+            self.wait([a.ready.remote() for a in self.actors])
+        except BaseException:  # (stopped while they start: none is left holding its CPUs)
+            self.close()
+            raise
         self.heard = [time.monotonic()] * parts
 
     def wait(self, refs: Sequence[Any]) -> list[Any]:

@@ -171,6 +171,11 @@ def check(recipe: Recipe, ray: Any, *, searches: int, runs: int, steps: int, see
                     reporter(out.progress(searches, now - start))
         except KeyboardInterrupt as e:  # Ctrl-C, or a command's limit (ownership.limits)
             stopped = e.reason if isinstance(e, LimitReached) else "interrupt"
+        except BaseException:
+            # (any other way out, a search's error or a reporter's: no search is left running
+            # on the cluster, where it would hold a CPU for good)
+            _cancel(ray, out.running())
+            raise
         if stopped is not None:
             out.stop()
     # (every search without an outcome: still running, queued, or never submitted)

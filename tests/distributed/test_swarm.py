@@ -173,8 +173,10 @@ def test_a_time_limit_is_inconclusive_with_progress_and_nothing_printed(ray_clus
     progress reaches the reporter and nothing is printed."""
     recipe, _ = recipe_of(COUNTER, params={"requests": 3, "limit": 3})
     seen = []
+    # (both workers warm first: on a loaded machine a cold one can spend the whole limit importing)
+    swarm.check(recipe, ray_cluster, searches=2, runs=1, steps=6, seed=1, max_seconds=None)
     # (100,000 runs take minutes: stopping at the limit is what ends it; no time is asserted, issue 29)
-    result = swarm.check(recipe, ray_cluster, searches=2, runs=100_000, steps=6, seed=1, max_seconds=3.0,
+    result = swarm.check(recipe, ray_cluster, searches=2, runs=100_000, steps=6, seed=1, max_seconds=4.0,
                          reporter=seen.append)
     assert result.verdict is Verdict.INCONCLUSIVE and result.coverage.stopped_by == "max-seconds"
     assert 0 < result.coverage.runs < 200_000, result.swarm.note
@@ -226,3 +228,22 @@ def test_under_a_commands_time_limit_the_searches_stop_at_its_deadline_and_count
     assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "max-seconds"
     assert result.swarm.finished == (0, 1) and result.swarm.stopped == (0, 1), result.swarm.note
     assert cov.runs > 0 and "stopped at the time limit" in result.swarm.note, result.swarm.note
+
+
+def test_an_error_in_the_driver_leaves_no_search_running(ray_cluster):
+    """Any way out of the driver other than a stop (here the reporter's own error) cancels the
+    searches still running: none is left holding a CPU of the cluster, where every later Ray
+    search would wait for it (a test session hung that way, issue 29)."""
+    recipe, _ = recipe_of(COUNTER, params={"requests": 3, "limit": 3})
+    total = ray_cluster.cluster_resources()["CPU"]
+
+    def fail(progress):
+        if progress.done == 0 and ray_cluster.available_resources().get("CPU", 0) < total:
+            raise RuntimeError("the reporter's own error")
+
+    with pytest.raises(RuntimeError, match="the reporter's own error"):
+        swarm.check(recipe, ray_cluster, searches=2, runs=10_000_000, steps=6, seed=1, max_seconds=None, reporter=fail)
+    end = time.monotonic() + 60
+    while ray_cluster.available_resources().get("CPU", 0) < total and time.monotonic() < end:
+        time.sleep(0.2)
+    assert ray_cluster.available_resources().get("CPU", 0) == total
