@@ -131,25 +131,25 @@ def check(
     search writes each complete level, and from which a killed run continues
     (ownership.engines.checkpoint); without `ray` it runs in this process."""
     # which engine takes which option: one table (ownership.registry), before loading
-    registry.refuse_foreign(engine, {
+    chosen = registry.settings_for(engine, {
         "symbolic": tuple(symbolic), "runs": runs, "steps": steps, "seed": seed, "profile": profile,
         "symmetry": symmetry, "max_memory": max_memory, "searches": searches, "checkpoint": checkpoint,
-        "resume": resume, "ray": ray, "native": native, "max_states": max_states, "max_depth": max_depth})
+        "resume": resume, "ray": ray, "native": native, "max_states": max_states, "max_depth": max_depth,
+        "workers": workers, "measure": measure, "database": database})
     if profile == "":
         raise UsageError("--profile '': an empty profile name; give default, ci or the name of a registered"
                          " Hypothesis profile, or leave --profile out")
     distributed = ray is not None or checkpoint is not None or resume is not None
-    parts, workers = workers, 1 if workers is None else workers  # (on Ray, None: the cluster's CPUs)
-    if engine != "explicit" and workers != 1 and ray is None:
+    if engine != "explicit" and workers not in (None, 1) and ray is None:
         raise UsageError(registry.EXPLICIT_ONLY)
     check_distributed(engine, ray=ray, checkpoint=checkpoint, resume=resume, searches=searches,
-                      workers=parts, max_memory=max_memory)
-    if native and (workers != 1 or distributed):
+                      workers=workers, max_memory=max_memory)
+    if native and (workers not in (None, 1) or distributed):
         raise UsageError("--native compiles the explicit engine's search in one process: it does not take"
                          " --workers, --ray, --checkpoint or --resume yet; leave --native out for those")
     max_seconds = limits.parse_seconds(max_seconds)
     if ray is None:
-        limits.check_workers(workers)
+        limits.check_workers(1 if workers is None else workers)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
     model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip, liveness=liveness)
@@ -165,15 +165,9 @@ def check(
     where = f" on Ray ({ray})" if ray else ""
     with limits.phase(f"preparing the {engine} engine's search{where}", engine=True):
         if distributed:
-            result = _run_distributed(spec, model, engine, ray=ray, checkpoint=checkpoint, resume=resume,
-                                      workers=parts, searches=searches, max_states=max_states,
-                                      max_depth=max_depth, max_seconds=seconds, reporter=reporter,
-                                      symmetry=symmetry, runs=runs, steps=steps, seed=seed)
+            result = _run_distributed(spec, model, chosen, max_seconds=seconds, reporter=reporter)
         else:
-            result = _run_engine(model, engine, max_states=max_states, max_depth=max_depth, max_seconds=seconds,
-                                 reporter=reporter, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
-                                 profile=profile, database=database, max_memory=max_memory, workers=workers,
-                                 symmetry=symmetry, native=native)
+            result = _run_engine(model, chosen, max_seconds=seconds, reporter=reporter)
             if model.liveness_checked() or measure:
                 result = check_liveness(model, engine, result, max_states=max_states, measure=measure,
                                          max_seconds=limits.seconds_left(max_seconds), reporter=reporter)
@@ -181,26 +175,8 @@ def check(
     stopped = limits.tripped()
     if stopped is not None and result.coverage.stopped_by == "interrupt":
         result.coverage = dataclasses.replace(result.coverage, stopped_by=stopped)
-    extra = ""
-    options: list[tuple[str, Any]] = [
-        ("--max-states", max_states), ("--max-depth", max_depth), ("--max-seconds", max_seconds),
-        ("--runs", runs), ("--steps", steps), ("--profile", profile),
-    ]
-    for flag, value in options:
-        if value is not None:
-            extra += f" {flag} {shlex.quote(str(value))}"
-    extra += "".join(f" --symbolic {shlex.quote(t)}" for t in symbolic)
-    if symmetry:
-        extra += " --symmetry"
-    if native:
-        extra += " --native"
-    if ray is not None:
-        extra += f" --ray {shlex.quote(ray)}"
-    if searches is not None:
-        extra += f" --searches {searches}"
-    if measure:
-        extra += " --measure"
-    if engine == "fuzz" and result.coverage.seed is not None:
+    extra = _flags(chosen, max_seconds)
+    if isinstance(chosen, registry.FuzzSettings) and result.coverage.seed is not None:
         extra += f" --seed {result.coverage.seed}"
     result.reproduce = reproduce_command(_display_ref(spec), model, engine=engine, extra=extra)
     confirm(result)  # the one counterexample rule: the concrete interpreter re-runs it first
@@ -209,6 +185,22 @@ def check(
         result.trace.version = version
         result.trace.reproduce = result.reproduce
     return result
+
+
+def _flags(chosen: registry.Settings, max_seconds: float | None) -> str:
+    """The options of a run as its reproduce command gives them again (the seed apart: fuzz
+    repeats the one it used); an option the engine's settings do not have is not repeated."""
+    def value(name: str) -> Any:
+        return getattr(chosen, name, None)
+
+    given = [("--max-states", value("max_states")), ("--max-depth", value("max_depth")), ("--max-seconds", max_seconds),
+             ("--runs", value("runs")), ("--steps", value("steps")), ("--profile", value("profile"))]
+    extra = "".join(f" {flag} {shlex.quote(str(v))}" for flag, v in given if v is not None)
+    extra += "".join(f" --symbolic {shlex.quote(t)}" for t in value("symbolic") or ())
+    extra += "".join(f" {flag}" for flag, name in (("--symmetry", "symmetry"), ("--native", "native")) if value(name))
+    extra += "".join(f" {flag} {shlex.quote(str(value(name)))}" for flag, name in (("--ray", "ray"), ("--searches", "searches"))
+                     if value(name) is not None)
+    return extra + (" --measure" if value("measure") else "")
 
 
 def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> None:
@@ -342,83 +334,82 @@ def refuse_distributed(model: Model, engine: str, *, measure: bool, ray: str | N
                          " --checkpoint and --resume")
 
 
-def _run_distributed(spec: str, model: Model, engine: str, *, ray: str | None, checkpoint: str | None,
-                     resume: str | None, workers: int | None, searches: int | None, max_states: int | None,
-                     max_depth: int | None, max_seconds: float | None, reporter: Any, symmetry: bool,
-                     runs: int | None, steps: int | None, seed: int | None) -> CheckResult:
+def _run_distributed(spec: str, model: Model, chosen: registry.Settings, *, max_seconds: float | None,
+                     reporter: Any) -> CheckResult:
     """The explicit engine as a partitioned search (on Ray, or checkpointed in this process),
     or fuzz as a swarm on Ray."""
     from .engines import cluster, partitioned
 
+    assert isinstance(chosen, (registry.ExplicitSettings, registry.FuzzSettings))  # (bmc runs in one process)
+    symmetry = isinstance(chosen, registry.ExplicitSettings) and chosen.symmetry
     recipe = cluster.Recipe.of(spec, model, symmetry=symmetry)
-    if ray is None:
-        result = partitioned.check(model, recipe=recipe, parts=1, max_states=max_states, max_depth=max_depth,
-                                   max_seconds=max_seconds, symmetry=symmetry, checkpoint=checkpoint,
-                                   resume=resume, reporter=reporter)
+    if chosen.ray is None:
+        assert isinstance(chosen, registry.ExplicitSettings)  # (a swarm runs on Ray)
+        result = partitioned.check(model, recipe=recipe, parts=1, max_states=chosen.max_states,
+                                   max_depth=chosen.max_depth, max_seconds=max_seconds, symmetry=symmetry,
+                                   checkpoint=chosen.checkpoint, resume=chosen.resume, reporter=reporter)
         result.model = model
         return result
-    with cluster.connected(ray) as connected:
+    with cluster.connected(chosen.ray) as connected:
         cpus = cluster.cluster_cpus(connected)
-        if engine == "fuzz":
+        if isinstance(chosen, registry.FuzzSettings):
             from .engines import fuzz, swarm
 
-            result = swarm.check(recipe, connected, searches=searches or cpus, runs=runs or fuzz.DEFAULT_RUNS,
-                                 steps=steps or fuzz.DEFAULT_STEPS, seed=seed, max_seconds=max_seconds,
-                                 reporter=reporter, liveness=True)
+            result = swarm.check(recipe, connected, searches=chosen.searches or cpus,
+                                 runs=chosen.runs or fuzz.DEFAULT_RUNS, steps=chosen.steps or fuzz.DEFAULT_STEPS,
+                                 seed=chosen.seed, max_seconds=max_seconds, reporter=reporter, liveness=True)
             result.note = result.swarm.note  # type: ignore[attr-defined]
         else:
-            parts = workers if workers is not None else cpus
+            parts = chosen.workers if chosen.workers is not None else cpus
             if parts > 4 * cpus:
                 raise UsageError(f"--workers {parts}: the Ray cluster has {cpus} CPUs; give at most {4 * cpus}"
                                  " (more partitions than CPUs only add messages)")
-            result = partitioned.check(model, recipe=recipe, ray=connected, parts=parts, max_states=max_states,
-                                       max_depth=max_depth, max_seconds=max_seconds, symmetry=symmetry,
-                                       checkpoint=checkpoint, resume=resume, reporter=reporter)
+            result = partitioned.check(model, recipe=recipe, ray=connected, parts=parts, max_states=chosen.max_states,
+                                       max_depth=chosen.max_depth, max_seconds=max_seconds, symmetry=symmetry,
+                                       checkpoint=chosen.checkpoint, resume=chosen.resume, reporter=reporter)
     result.model = model
     return result
 
 
-def _run_engine(model: Model, engine: str, *, max_states: int | None, max_depth: int | None,
-                max_seconds: float | None, reporter: Any, symbolic: Sequence[str], runs: int | None,
-                steps: int | None, seed: int | None, profile: str | None, database: Any,
-                max_memory: int | None, workers: int, symmetry: bool, native: bool = False) -> CheckResult:
-    """Run one engine on a built model; the result carries the model."""
-    if engine == "bmc":
+def _run_engine(model: Model, chosen: registry.Settings, *, max_seconds: float | None, reporter: Any) -> CheckResult:
+    """Run one engine in this process on a built model, by its settings; the result carries the model."""
+    if isinstance(chosen, registry.BmcSettings):
         from .engines import bmc
 
-        result: CheckResult = bmc.run(model, max_states=max_states, max_depth=max_depth,
-                                      max_seconds=max_seconds, reporter=reporter, symbolic=symbolic)
+        result: CheckResult = bmc.run(model, max_states=chosen.max_states, max_depth=chosen.max_depth,
+                                      max_seconds=max_seconds, reporter=reporter, symbolic=chosen.symbolic)
         result.model = getattr(result, "witness_model", None) or model
-    elif engine == "fuzz":
+        return result
+    if isinstance(chosen, registry.FuzzSettings):
         from .engines import fuzz
 
-        result = fuzz.check(model, runs=runs or fuzz.DEFAULT_RUNS, steps=steps or fuzz.DEFAULT_STEPS, seed=seed,
-                            profile=profile, database=database, max_seconds=max_seconds, reporter=reporter,
-                            liveness=True)
+        result = fuzz.check(model, runs=chosen.runs or fuzz.DEFAULT_RUNS, steps=chosen.steps or fuzz.DEFAULT_STEPS,
+                            seed=chosen.seed, profile=chosen.profile, database=chosen.database,
+                            max_seconds=max_seconds, reporter=reporter, liveness=True)
         result.model = model
+        return result
+    from .engines import batch, explicit
+
+    workers = 1 if chosen.workers is None else chosen.workers
+    # The batch (numpy) engine is the explicit engine whenever its pools have at most 1,024
+    # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger
+    # pools, with the same results (tests/engines/test_batch.py).
+    why_not = batch.supports(model)
+    bounds = {"max_states": chosen.max_states, "max_depth": chosen.max_depth, "max_seconds": max_seconds,
+              "reporter": reporter}
+    if chosen.native:
+        from .engines import native as compiled
+
+        result = compiled.check(model, **bounds, max_memory=chosen.max_memory, symmetry=chosen.symmetry)
+    elif why_not is None:
+        result = batch.check(model, **bounds, max_memory=chosen.max_memory, workers=workers, symmetry=chosen.symmetry)
+    elif chosen.symmetry or workers > 1 or (chosen.max_memory is not None and not limits.active()):
+        # (the per-state engine has no memory guard of its own: under a command's limits,
+        # ownership.limits, the command's ceiling stands for --max-memory)
+        raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and {why_not}")
     else:
-        from .engines import batch, explicit
-
-        # The batch (numpy) engine is the explicit engine whenever its pools have at most 1,024
-        # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger pools, with the same results (tests/engines/test_batch.py).
-        why_not = batch.supports(model)
-        if native:
-            from .engines import native as compiled
-
-            result = compiled.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
-                                    max_memory=max_memory, symmetry=symmetry, reporter=reporter)
-        elif why_not is None:
-            result = batch.check(model, max_states=max_states, max_depth=max_depth,
-                                 max_seconds=max_seconds, max_memory=max_memory,
-                                 workers=workers, symmetry=symmetry, reporter=reporter)
-        elif symmetry or workers > 1 or (max_memory is not None and not limits.active()):
-            # (the per-state engine has no memory guard of its own: under a command's limits,
-            # ownership.limits, the command's ceiling stands for --max-memory)
-            raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and {why_not}")
-        else:
-            result = explicit.check(model, max_states=max_states, max_depth=max_depth,
-                                    max_seconds=max_seconds, reporter=reporter)
-        result.model = model
+        result = explicit.check(model, **bounds)
+    result.model = model
     return result
 
 

@@ -52,3 +52,22 @@ def test_an_unknown_engine_is_refused_with_the_list():
 def test_the_table_says_which_engines_give_shortest_counterexamples():
     assert [e.name for e in registry.ENGINES.values() if e.exhaustive] == ["explicit", "bmc"]
     assert api.ENGINES == tuple(registry.ENGINES)
+
+
+def test_each_engine_declares_its_options_in_a_frozen_settings_class():
+    """Each engine's settings are options of api.check; a run's settings hold what it gave,
+    and cannot be changed once made."""
+    import dataclasses
+
+    keywords = set(inspect.signature(api.check).parameters)
+    for engine in registry.ENGINES.values():
+        names = {f.name for f in dataclasses.fields(engine.settings)}
+        assert names <= keywords, (engine.name, names - keywords)
+        for option in registry.OPTIONS:
+            assert (engine.name in option.engines) == (option.keyword in names)
+    chosen = registry.settings_for("fuzz", {"runs": 7, "seed": 3, "workers": None, "measure": False})
+    assert chosen == registry.FuzzSettings(runs=7, seed=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chosen.runs = 8  # type: ignore[misc]
+    assert registry.settings_for("bmc", {"symbolic": ("decode_pool",), "max_depth": 4}) == \
+        registry.BmcSettings(max_depth=4, symbolic=("decode_pool",))
