@@ -476,9 +476,10 @@ def free_arguments(s: Any, pool: Any, r: Any, pages: Any) -> None:
 
 def free(s: Any, pool: str, r: Any, pages: Any) -> None:
     """Request r (or an owner of a shared pool) returns `pages` (in a shared pool: drops one
-    reference). Flags double-free and free-in-flight; in a counted pool, a reference dropped
-    on a page nobody holds is count-below-zero; in a pool with pins, dropping a page's last
-    reference while it is pinned is free-pinned."""
+    reference). Flags double-free and free-in-flight (in a shared pool, where the page's last
+    reference goes: NOTE(last-reference)); in a counted pool, a reference dropped on a page
+    nobody holds is count-below-zero; in a pool with pins, dropping a page's last reference
+    while it is pinned is free-pinned."""
     free_arguments(s, pool, r, pages)
     size = _size(s, pool)
     holder = _holder_slot(s, pool)
@@ -496,10 +497,17 @@ def free(s: Any, pool: str, r: Any, pages: Any) -> None:
         else:
             s._flag(DOUBLE_FREE, inside & ~mine, pool=pool, page=p, request=who, other=h)
         busy = (inflight[p] != 0) | (outbound[p] != 0)
-        s._flag(FREE_IN_FLIGHT, inside & busy, pool=pool, page=p, request=who,
+        if info.shared:
+            # NOTE(last-reference): a page of a shared pool is freed when its last reference
+            # goes; dropping one while others keep the page allocated frees nothing, and is no
+            # free-in-flight (a transfer's own reference keeps its pages: issue 31)
+            drop = _unit(s, pool, r) if info.counted is not None else h & _unit(s, pool, r)
+            freed = inside & mine & (h - drop == 0)
+        else:
+            freed = inside
+        s._flag(FREE_IN_FLIGHT, freed & busy, pool=pool, page=p, request=who,
                 other=If(inflight[p] != 0, inflight[p], outbound[p]))
         if info.shared:
-            drop = _unit(s, pool, r) if info.counted is not None else h & _unit(s, pool, r)
             holder[p] = If(inside & mine, h - drop, h)
             if info.pins:  # the last reference goes while the page is pinned
                 pins = s._array(f"{pool}.pins")[p]

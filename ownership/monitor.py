@@ -21,7 +21,8 @@ Each event is checked as the kernel checks the operation of the same name
 - share: the request takes a reference to pages (a prefix-cache hit): a page may then have
   several holders, as in a shared pool of the kernel;
 - free: a page the request does not hold is `double-free` (in a shared page: it drops its
-  reference); a page with a transfer in flight into or out of it is `free-in-flight`;
+  reference); a page with a transfer in flight into or out of it is `free-in-flight` when the
+  free lets its last holder go (a page other holders keep is not freed);
 - write: a page the request does not hold alone is `write-unowned`; the page then holds its
   KV (or the key);
 - send: the source pages are read (`read-unowned`, `stale-read`) and marked outbound, the
@@ -337,7 +338,8 @@ class _Pages:
                 st = self.get((node, p))
                 if r not in st.holders:
                     flags.append(Flag(DOUBLE_FREE, node, p, r, _holder_text(st.holders)))
-                if st.inflight is not None or st.outbound is not None:
+                # (NOTE(last-reference): the page is freed when its last holder lets it go)
+                if (st.inflight is not None or st.outbound is not None) and not st.holders - {r}:
                     flags.append(Flag(FREE_IN_FLIGHT, node, p, r, st.inflight or st.outbound))
                 if r in st.holders:
                     st.holders = st.holders - {r}

@@ -316,7 +316,10 @@ def _clause(model: Model, trace: Trace, prop: str, flags: list[Any], step: int) 
     if prop == DOUBLE_FREE:
         parts = [f"page {f.page} ({'already free' if f.other == 0 else _holder_text(model, pool, f.other)})"
                  for f in sorted(flags, key=lambda f: f.page)]
-        return words.say(who=actor_is, pages=f"{pool} {', '.join(parts)}")
+        # (in a shared pool another holder's reference is what a real counter would lose)
+        held = sorted({h for f in flags if f.other != 0 for h in _holders(model, pool, f.other)})
+        taken = words.part("taken", holders=", ".join(held)) if model.pools[pool].shared and held else None
+        return words.say(who=actor_is, pages=f"{pool} {', '.join(parts)}", hazard=taken)
     if prop == COUNT_BELOW_ZERO:
         pins = [f for f in flags if f.text == "pin"]
         refs = [f for f in flags if f.text != "pin"]

@@ -213,10 +213,11 @@ def free(s: ConcreteState, name: str, r: Any, pages: Any) -> None:
             else:
                 s._flag(DOUBLE_FREE, True, pool=name, page=p, request=who, other=h)
         into, out = s._value(pool.inflight, p), s._value(pool.outbound, p)
-        if into != 0 or out != 0:
+        left = (h - (unit if info.counted is not None else h & unit) if mine else h) if info.shared else 0
+        freed = mine and left == 0 if info.shared else True  # NOTE(last-reference)
+        if freed and (into != 0 or out != 0):
             s._flag(FREE_IN_FLIGHT, True, pool=name, page=p, request=who, other=into if into != 0 else out)
         if info.shared:
-            left = h - (unit if info.counted is not None else h & unit) if mine else h
             if pool.pins is not None and mine and left == 0:
                 pinned = s._value(pool.pins, p)
                 if pinned != 0:

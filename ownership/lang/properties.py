@@ -128,7 +128,9 @@ _DOUBLE_FREE = Property(
     hazard="the page can end up with two owners",
     names=("who", "pages", "holders"),
     parts={"held": "{pages}, which it does not hold ({holders} does)",
-           "free": "{pages}, which it does not hold (already free)"},
+           "free": "{pages}, which it does not hold (already free)",
+           "taken": "a real reference count takes the reference from another holder ({holders}), reaches zero"
+                    " early and frees the page while it is still in use"},
 )
 _FREE_PINNED = Property(
     FREE_PINNED,

@@ -302,3 +302,15 @@ def test_a_log_of_ever_new_requests_stops_counting_them_and_says_so(tmp_path, mo
     assert run.code == 0 and "5 pages, over 3 requests" in run.out
     doc = json.loads(run_cli("monitor", _log(tmp_path, events), "--json").out)
     assert doc["coverage"]["requests"] == 3 and doc["coverage"]["requests_capped"] is True
+
+
+def test_a_free_that_leaves_another_holder_is_not_a_free_in_flight(tmp_path):
+    """NOTE(last-reference), issue 31: a page that another holder keeps is not freed, so
+    dropping one reference while a transfer reads it is safe; the last one is free-in-flight."""
+    events = [E("alloc", "a", [0]), E("write", "a", [0]), E("share", "b", [0]), E("alloc", "a", [5], node="decode"),
+              E("send", "a", [0], to="decode", to_pages=[5]), E("free", "a", [0])]
+    ok = run_cli("monitor", _log(tmp_path, events))
+    assert ok.code == 0, ok.out
+    run = run_cli("monitor", _log(tmp_path, [*events, E("free", "b", [0])], "last.jsonl"), "--json")
+    doc = json.loads(run.out)
+    assert run.code == 1 and (doc["violation"]["property"], doc["violation"]["line"]) == ("free-in-flight", 7)

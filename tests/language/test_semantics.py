@@ -446,3 +446,12 @@ def test_every_operation_of_the_table_gets_one_answer_from_every_engine():
     """tests/specs/semantics/every_operation.py (issue 30): one action per operation of
     ownership/ir/ops.py; tests/language/test_operations.py compares its steps state by state."""
     assert _same(_answers("every_operation.py")) == ("verified",)
+
+
+def test_a_transfer_that_holds_its_own_reference_keeps_its_pages_in_every_engine():
+    """NOTE(last-reference), issue 31: in a shared pool a page is freed when its last reference
+    goes. A request that drops its reference while the store job that holds its own still
+    reads the page frees nothing: verified. Without the store's reference the request's free
+    is the last one, free-in-flight, in every engine."""
+    assert _same(_answers("transfer_holds_its_reference.py")) == ("violated", "free-in-flight", 3)
+    assert _same(_answers("transfer_holds_its_reference.py", fixes=("store-holds-reference",)))[0] == "verified"

@@ -13,6 +13,7 @@ from ownership import (
     Verdict,
     action,
     check,
+    ints,
     model_for,
     page,
     per_request,
@@ -97,3 +98,38 @@ def test_a_shared_pool_cannot_use_the_lifo_free_list():
     """A shared pool's free order belongs in the spec's own state: the kernel refuses lifo."""
     with pytest.raises(SpecError, match="shared pool"):
         pool(2, shared=True, order="lifo")
+
+
+class _DropsAnothersReference(Spec):
+    """r2 frees the page that r1 and the cache hold: a reference it never had."""
+
+    requests = 2
+    gpu = pool(2, shared=True, counted=2, owners=("cache",))
+    stage = per_request(ints(0, 2), 0)
+
+    @action
+    def hit(self, s, r: Request):
+        s.require(s.stage[r] == 0)
+        if r == 1:
+            s.share("gpu", "cache", s.alloc("gpu", r, 1))
+        s.stage[r] = 1
+
+    @action
+    def drop(self, s, r: Request):
+        s.require(s.stage[r] == 1)
+        s.free("gpu", r, s.owned("gpu", 1))
+        s.stage[r] = 2
+
+
+def test_a_reference_dropped_by_a_non_holder_says_whose_reference_a_real_count_loses():
+    """Issue 31, item 4: in a shared pool, a double-free takes another holder's reference in a
+    real counter (not "two owners")."""
+    from ownership.engines import explicit
+    from ownership.interpret.validate import build_model
+
+    result = explicit.check(build_model(_DropsAnothersReference))
+    assert result.violation.property == "double-free"
+    assert result.violation.message.endswith(
+        "request r2 freed gpu page 0 (held by r1, cache): a real reference count takes the reference from another"
+        " holder (cache, r1), reaches zero early and frees the page while it is still in use.")
+    assert "two owners" not in result.violation.message
