@@ -131,6 +131,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
             doc["narrative"] = narrative
             if result.trace.loop is not None:
                 doc["loop"] = result.trace.loop
+                if doc["violation"] is not None:  # (the lasso's shape beside where its obligation begins)
+                    doc["violation"]["lasso"] = {"length": len(result.trace.steps) - 1, "loop": result.trace.loop}
         if result.liveness:
             doc["liveness"] = result.liveness
             doc["fairness"] = result.fairness

@@ -106,6 +106,12 @@ def binary(op: str, a: Any, b: Any) -> str:
     got = BINARY[op].get((sa, sb))
     if got is not None:
         return got
+    inverted = [x for x in (a, b) if type(x) is int and x in (-1, -2)]
+    if op in ("and", "or", "xor") and BOOL in (sa, sb) and inverted:
+        file, line = spec_location()
+        raise SpecError(f"`{SYMBOL[op]}` on a condition and the integer {inverted[0]}: that integer is what Python's ~"
+                        f" makes of a Python bool (~{inverted[0] == -2}), computed before ownership sees it; on a"
+                        " parameter or a fix write `not x` (on a state condition ~ is logical)", file=file, line=line)
     raise refused(op, sa, sb)
 
 

@@ -59,6 +59,9 @@ class RefusesControlFlow:
     def __iter__(self) -> Any:
         raise _not_a_collection(self, "iteration (for, list(), in)")
 
+    def __getitem__(self, i: Any) -> Any:
+        raise _not_a_collection(self, "indexing ([...])")
+
     def __hash__(self) -> int:
         raise control_flow_error("Using a state value as a dict key or set member")
 
@@ -73,6 +76,7 @@ def _not_a_collection(value: Any, what: str) -> SpecError:
     file, line = spec_location()
     if getattr(value, "sort", None) == PAGES:
         hint = ("a page set has no Python length or members: count(pages) is its number of pages,"
+                " nth(pages, i) its i-th lowest page, first(pages, n) the set of its n lowest,"
                 " has(pages, p) tests page p, and `for p in range(pool_size)` with has(pages, p)"
                 " visits its pages")
     else:
@@ -110,6 +114,9 @@ class PageSet(int):
     def __ror__(self, o: Any) -> Any: return self._set_op("or", o, int.__or__)
     def __xor__(self, o: Any) -> Any: return self._set_op("xor", o, int.__xor__)
     def __rxor__(self, o: Any) -> Any: return self._set_op("xor", o, int.__xor__)
+
+    def __getitem__(self, i: Any) -> Any:
+        raise _not_a_collection(self, "indexing ([...])")
 
     def _refuse(self, op: str, o: Any = None) -> Any:
         if o is not None and getattr(type(o), "ops", None) is not None:

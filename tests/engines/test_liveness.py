@@ -40,6 +40,7 @@ def test_weak_fairness_of_done_does_not_end_the_wait_and_strong_fairness_does():
     doc = json.loads(weak.out)
     assert weak.code == 1 and doc["violation"]["property"] == "a-wait-ends"
     assert doc["steps"] == ["start(r=r1)", "lose(r=r1)", "resend(r=r1)"] and doc["loop"] == 1
+    assert doc["violation"]["lasso"] == {"length": 3, "loop": 1}  # (issue 31: the lasso's shape in the violation)
     assert doc["liveness"] == {"a-wait-ends": "violated"}
     strong = run_cli("check", f"{RETRY}:RetryStrong")
     assert strong.code == 0, strong.out + strong.err
@@ -63,6 +64,7 @@ def test_pages_held_for_a_request_prefill_retired_come_back_only_through_the_tim
     assert doc["violation"]["property"] == "eventually-released"
     assert doc["violation"]["pages"] == [{"pool": "decode", "page": 0}]
     assert doc["violation"]["step"] == 1 and doc["loop"] == 2
+    assert doc["violation"]["lasso"] == {"length": 2, "loop": 2}  # (it stops at step 2)
     assert "decode page 0 is owned at step 1 and never free after" in doc["violation"]["message"]
 
 

@@ -86,6 +86,11 @@ def test_a_spec_loads_by_path_by_shipped_name_and_by_class():
     ("bad/no_domain.py", 9, "has no domain"),
     ("bad/syntax_error.py", 6, "syntax error"),
     ("bad/raises.py", 7, "ZeroDivisionError"),
+    ("bad/index_a_page_set.py", 14, "indexing ([...]) on a state value: a page set has no Python length or members:"
+                                    " count(pages) is its number of pages, nth(pages, i) its i-th lowest page"),
+    ("bad/invert_a_fix.py", 14, "`&` on a condition and the integer -1: that integer is what Python's ~ makes of a"
+                                " Python bool (~False), computed before ownership sees it; on a parameter or a fix"
+                                " write `not x`"),
 ])
 def test_spec_errors_carry_file_line_and_a_fix(spec, line, words):
     """Each spec error names the spec file and line, and says what to do."""
