@@ -203,9 +203,16 @@ LIVENESS: dict[str, str] = {
 }
 
 #: The kernel's operations on the state `s` of an action (ownership.kernel.KernelOperations):
-#: a slot must not take one of these names, or `s.<name>` would not reach it.
+#: a slot must not take one of these names, or `s.<name>` would not reach it. Frozen
+#: (NOTE(kernel-namespace) in ownership.lang.state): an operation added later is reached as
+#: `s.kernel.<name>` only, and is not added here, so that no spec's slot name is ever taken.
 OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "pin", "unpin", "holds", "references", "pinned_pages",
               "send", "land", "owned", "free_pages", "in_flight", "reused", "written")
 
+#: The kernel's operations added since OPERATIONS was frozen: reached as `s.kernel.<name>`
+#: only (each a method `_kernel_<name>` of ownership.kernel.KernelOperations), never as
+#: `s.<name>`, so a slot of that name keeps working (NOTE(kernel-namespace)).
+KERNEL_ONLY: tuple[str, ...] = ()
+
 __all__ = ["ALLOC_HELD", "COUNT_BELOW_ZERO", "CRASH", "DOUBLE_FREE", "FREE_PINNED", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
-           "MONITORED", "MONITOR_ONLY", "NAMES", "OPERATIONS", "PROPERTIES", "Property", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]
+           "KERNEL_ONLY", "MONITORED", "MONITOR_ONLY", "NAMES", "OPERATIONS", "PROPERTIES", "Property", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

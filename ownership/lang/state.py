@@ -124,6 +124,8 @@ class StateView:
     # -- slots ---------------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
+        if name == "kernel" and "kernel" not in self.model.by_name:  # NOTE(kernel-namespace)
+            return KernelNamespace(self)
         info = self._info(name)
         if info.shape == "scalar":
             return self._get(info.offset, info)
@@ -306,3 +308,37 @@ class ArrayView:
 
 
 __all__ = ["ArrayView", "StateView"]
+
+
+class KernelNamespace:
+    """`s.kernel`: the kernel's operations in a name space of their own (`s.kernel.alloc(...)`,
+    `s.kernel.pin(...)`), whatever the spec's slots are named.
+
+    NOTE(kernel-namespace): a slot may not take the name of an operation the state `s` had
+    when this rule began (ownership.lang.properties.OPERATIONS, frozen: a slot `pin` or
+    `written` is refused with its line). A kernel operation added later is reached as
+    `s.kernel.<name>` only, never as `s.<name>`, so no later operation can take a name a
+    spec's slot already has (issue 31, item 7). A slot named `kernel` keeps its name: in that
+    spec `s.kernel` is the slot, and the operations are reached as `s.<name>`."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: StateView) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name: str) -> Any:
+        from .properties import KERNEL_ONLY, OPERATIONS
+
+        if name in OPERATIONS:
+            return getattr(self._state, name)
+        if name in KERNEL_ONLY:  # (a method of ownership.kernel.KernelOperations named _kernel_<name>)
+            return getattr(self._state, f"_kernel_{name}")
+        file, line = spec_location()
+        every = (*OPERATIONS, *KERNEL_ONLY)
+        raise SpecError(f"s.kernel.{name}: the kernel has no operation {name!r}." + did_you_mean(name, every)
+                        + f" Its operations: {', '.join(every)}", file=file, line=line)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        file, line = spec_location()
+        raise SpecError(f"s.kernel.{name} = ...: the kernel's operations are called, not assigned; a slot is"
+                        f" written as s.{name} = ...", file=file, line=line)

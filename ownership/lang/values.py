@@ -76,8 +76,8 @@ def _not_a_collection(value: Any, what: str) -> SpecError:
     file, line = spec_location()
     if getattr(value, "sort", None) == PAGES:
         hint = ("a page set has no Python length or members: count(pages) is its number of pages,"
-                " nth(pages, i) its i-th lowest page, first(pages, n) the set of its n lowest,"
-                " has(pages, p) tests page p, and `for p in range(pool_size)` with has(pages, p)"
+                " has(pages, p) tests page p, nth(pages, i) is its i-th lowest page, first(pages, n)"
+                " the set of its n lowest, and `for p in range(pool_size)` with has(pages, p)"
                 " visits its pages")
     else:
         hint = "a state value is one number or condition, not a collection"

@@ -51,6 +51,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ownership.lang.properties import OPERATIONS
+
 BOOL = "bool"
 INT = "int"
 
@@ -77,8 +79,11 @@ FEATURES = frozenset({
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
     "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing", "keyed-send",
-    "counted", "owners", "pins",
+    "counted", "owners", "pins", "kernel-namespace",
 })
+
+#: A call of a kernel operation on the state, as the generator writes it (`s.alloc(`).
+_KERNEL_CALL = re.compile(r"\bs\.(" + "|".join(OPERATIONS) + r")\(")
 
 
 @dataclass(frozen=True)
@@ -267,6 +272,10 @@ class _Writer:
     def emit(self, text: str, seeded: str | None = None) -> None:
         if seeded is not None:
             self.seeded[len(self.lines)] = seeded
+        if self.has("kernel-namespace") and len(self.lines) % 2:
+            # every other line calls the kernel as s.kernel.<op> (NOTE(kernel-namespace)); no
+            # draw decides it, so a seed draws the same specs as before the spelling existed
+            text = _KERNEL_CALL.sub(r"s.kernel.\1(", text)
         self.lines.append("    " * self.indent + text if text else "")
 
     # -- declarations -------------------------------------------------------------------------

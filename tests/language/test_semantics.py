@@ -455,3 +455,9 @@ def test_a_transfer_that_holds_its_own_reference_keeps_its_pages_in_every_engine
     is the last one, free-in-flight, in every engine."""
     assert _same(_answers("transfer_holds_its_reference.py")) == ("violated", "free-in-flight", 3)
     assert _same(_answers("transfer_holds_its_reference.py", fixes=("store-holds-reference",)))[0] == "verified"
+
+
+def test_the_kernels_operations_spelled_s_kernel_answer_alike_in_every_engine():
+    """NOTE(kernel-namespace), issue 31 item 7: `s.kernel.alloc(...)` is `s.alloc(...)`."""
+    assert _same(_answers("kernel_namespace.py")) == ("violated", "free-in-flight", 3)
+    assert _same(_answers("kernel_namespace.py", fixes=("store-holds-reference",)))[0] == "verified"

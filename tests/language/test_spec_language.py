@@ -11,13 +11,20 @@ from ownership import (
     If,
     Max,
     Min,
+    Request,
+    Spec,
     SpecError,
     UsageError,
+    Verdict,
+    action,
     count,
     first,
+    ints,
     model_for,
     nth,
     page,
+    per_request,
+    pool,
     without,
 )
 from ownership.interpret.concrete import FALSE, TRUE, CInt, CPages
@@ -87,7 +94,8 @@ def test_a_spec_loads_by_path_by_shipped_name_and_by_class():
     ("bad/syntax_error.py", 6, "syntax error"),
     ("bad/raises.py", 7, "ZeroDivisionError"),
     ("bad/index_a_page_set.py", 14, "indexing ([...]) on a state value: a page set has no Python length or members:"
-                                    " count(pages) is its number of pages, nth(pages, i) its i-th lowest page"),
+                                    " count(pages) is its number of pages, has(pages, p) tests page p,"
+                                    " nth(pages, i) is its i-th lowest page"),
     ("bad/invert_a_fix.py", 14, "`&` on a condition and the integer -1: that integer is what Python's ~ makes of a"
                                 " Python bool (~False), computed before ownership sees it; on a parameter or a fix"
                                 " write `not x`"),
@@ -259,3 +267,77 @@ def test_written_reads_the_kernels_content_the_same_in_every_engine(tmp_path):
     for engine in ("explicit", "bmc"):
         r = check(str(by_key), engine=engine)
         assert r.verdict.word == "violated" and r.violation.property == "mine" and r.violation.step == 1, engine
+
+
+# NOTE(kernel-namespace), issue 31 item 7: the names a slot may not take are frozen; the
+# kernel's operations are also reached as s.kernel.<name>, and a later one only that way.
+
+#: What the state `s` meant when the rule began: a new public name of the state or a new entry
+#: of OPERATIONS fails this test. Add a later kernel operation to KERNEL_ONLY instead.
+FROZEN_STATE_NAMES = {
+    "alloc", "crash", "flags", "free", "free_pages", "holds", "in_flight", "land", "model", "owned", "pin",
+    "pinned_pages", "read", "references", "require", "reused", "send", "share", "take", "traced", "unpin", "vals",
+    "write", "written"}
+
+
+def test_the_names_a_slot_may_not_take_are_frozen():
+    from ownership.lang.spec import _state_names
+
+    assert {n for n in _state_names() if not n.startswith("_")} == FROZEN_STATE_NAMES
+
+
+class _Later(Spec):
+    """A slot named like a kernel operation added after the names were frozen."""
+
+    requests = 1
+    kv = pool(1)
+    later = per_request(ints(0, 1), 0)
+
+    @action
+    def go(self, s, r: Request):
+        s.require(s.later[r] == 0)
+        s.later[r] = s.kernel.later("kv")
+
+
+def test_a_kernel_operation_added_later_leaves_a_slot_of_its_name_working(monkeypatch):
+    """A later operation is reached as s.kernel.<name> only: the slot keeps s.<name>."""
+    from ownership.engines import explicit
+    from ownership.interpret.validate import build_model
+    from ownership.kernel import KernelOperations
+    from ownership.lang import properties
+
+    monkeypatch.setattr(properties, "KERNEL_ONLY", ("later",))
+    monkeypatch.setattr(KernelOperations, "_kernel_later", lambda s, pool: If(count(s.free_pages(pool)) > 0, 1, 0),
+                        raising=False)
+    result = explicit.check(build_model(_Later))
+    assert result.verdict is Verdict.VERIFIED and result.coverage.states == 2
+
+
+class _SlotNamedKernel(Spec):
+    requests = 1
+    kv = pool(1)
+    kernel = per_request(ints(0, 1), 0)
+
+    @action
+    def go(self, s, r: Request):
+        s.require(s.kernel[r] == 0)
+        s.free("kv", r, s.alloc("kv", r, 1))
+        s.kernel[r] = 1
+
+
+def test_a_slot_named_kernel_keeps_its_name_and_a_wrong_operation_is_named():
+    from ownership.engines import explicit
+    from ownership.interpret.validate import build_model
+
+    assert explicit.check(build_model(_SlotNamedKernel)).verdict is Verdict.VERIFIED
+
+    class Typo(Spec):
+        requests = 1
+        kv = pool(1)
+
+        @action
+        def go(self, s, r: Request):
+            s.kernel.aloc("kv", r, 1)
+
+    with pytest.raises(SpecError, match=r"s.kernel.aloc: the kernel has no operation 'aloc'. Did you mean 'alloc'"):
+        build_model(Typo)
