@@ -51,7 +51,7 @@ from .lang.values import If, PageSet, count, first, has, nth, page, select
 # The built-in properties' names live on the language's floor (ownership.lang.properties).
 __all__ = [
     "COUNT_BELOW_ZERO", "DOUBLE_FREE", "FREE_IN_FLIGHT", "FREE_PINNED", "KernelOperations", "LEAK", "PROPERTIES", "READ_UNOWNED", "STALE_READ",
-    "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "share", "take", "pin", "unpin", "owned",
+    "WRITE_UNOWNED", "alloc", "free", "write", "read", "send", "land", "fail", "share", "take", "pin", "unpin", "owned",
     "free_pages", "in_flight", "reused", "written", "holds", "references", "pinned_pages", "leak",
 ]
 
@@ -654,6 +654,36 @@ def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
     (Mooncake, NIXL), so a landing may happen after the receiver gave the pages up: it flags
     write-unowned where r no longer owns a page."""
     land_arguments(s, r, pool, pages)
+    _end(s, r, pool, pages, None)
+
+
+def fail_arguments(s: Any, r: Any, pool: Any, pages: Any, wrote: Any) -> None:
+    land_arguments(s, r, pool, pages)
+    if wrote is not None:
+        if pool is None:
+            raise _error("fail(r, wrote=...): the pages written before the failure are pages of one pool: name it,"
+                         " fail(r, pool, wrote=pages)")
+        _pages(s, pool, wrote, "fail(), wrote")
+
+
+def fail(s: Any, r: Any, pool: str | None = None, pages: Any = None, wrote: Any = None) -> None:
+    """Transfers of request r in flight end without landing: they failed (the transport
+    reported an error, a timeout gave up on them) or were cancelled and quiesced (the
+    transport guarantees that no write lands any more). Which ones: as for `land`. Their
+    destination pages keep what they held, so a later read of one expecting r's KV is
+    stale-read; `wrote=pages` (of `pool`): those pages had received r's KV before the
+    failure (a transfer that fails after writing part of its pages). Their sources are
+    released as by a landing (NOTE(sources-held)).
+
+    A cancellation that does not quiesce the transport is no kernel operation: the write is
+    still in flight (freeing its pages is free-in-flight) and may land later (`land`)."""
+    fail_arguments(s, r, pool, pages, wrote)
+    _end(s, r, pool, pages, 0 if wrote is None else wrote)
+
+
+def _end(s: Any, r: Any, pool: str | None, pages: Any, wrote: Any) -> None:
+    """Transfers of r in flight end (into `pool`, into `pages` of it); the destination pages
+    receive r's KV (or their keys) where `wrote` has them (None: every page, a landing)."""
     for q in s.model.pools:
         if pool is not None and q != pool:
             continue
@@ -666,14 +696,17 @@ def land(s: Any, r: Any, pool: str | None = None, pages: Any = None) -> None:
         keyed = s.model.pools[q].keys is not None
         keys = s._array(f"{q}.incoming") if keyed else None
         for p in s._members(landing, _size(s, q)):  # NOTE(members-loop)
-            incoming = has(landing, p)
-            s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, q, p, r), pool=q, page=p, request=r, other=holder[p])
+            ending = has(landing, p)
+            incoming = ending if wrote is None else ending & has(wrote, p)
+            if incoming is not False:
+                s._flag(WRITE_UNOWNED, incoming & ~_exclusive(s, q, p, r), pool=q, page=p, request=r,
+                        other=holder[p])
             if keys is not None:  # a keyed pool receives the keys of the source pages
                 content[p] = If(incoming, keys[p], content[p])
-                keys[p] = If(incoming, 0, keys[p])
+                keys[p] = If(ending, 0, keys[p])
             else:
                 content[p] = If(incoming, r, content[p])
-            inflight[p] = If(incoming, 0, inflight[p])
+            inflight[p] = If(ending, 0, inflight[p])
     # the sources are released by the last landing (NOTE(sources-held))
     done: Any = True
     if pool is not None:  # (a landing of some transfers: the last one if none is left)
@@ -741,6 +774,11 @@ class KernelOperations:
 
     def land(self, r: Any, pool: str | None = None, pages: Any = None) -> None:
         land(self, r, pool, pages)
+
+    # -- reached as s.kernel.<name> only (NOTE(kernel-namespace)) --
+
+    def _kernel_fail(self, r: Any, pool: str | None = None, pages: Any = None, wrote: Any = None) -> None:
+        fail(self, r, pool, pages, wrote)
 
     def owned(self, pool: str, r: Any) -> Any:
         return owned(self, pool, r)

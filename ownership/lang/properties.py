@@ -212,7 +212,7 @@ OPERATIONS = ("alloc", "free", "write", "read", "take", "share", "pin", "unpin",
 #: The kernel's operations added since OPERATIONS was frozen: reached as `s.kernel.<name>`
 #: only (each a method `_kernel_<name>` of ownership.kernel.KernelOperations), never as
 #: `s.<name>`, so a slot of that name keeps working (NOTE(kernel-namespace)).
-KERNEL_ONLY: tuple[str, ...] = ()
+KERNEL_ONLY: tuple[str, ...] = ("fail",)
 
 __all__ = ["ALLOC_HELD", "COUNT_BELOW_ZERO", "CRASH", "DOUBLE_FREE", "FREE_PINNED", "EVENTUALLY_LANDED", "EVENTUALLY_RELEASED", "FREE_IN_FLIGHT", "LEAK", "LIVENESS",
            "KERNEL_ONLY", "MONITORED", "MONITOR_ONLY", "NAMES", "OPERATIONS", "PROPERTIES", "Property", "READ_UNOWNED", "STALE_READ", "WRITE_UNOWNED"]

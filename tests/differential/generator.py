@@ -9,7 +9,8 @@ What a spec may contain (docs/spec-language.md): 1 to 3 requests; one or two poo
 4 pages (lowest or lifo order, warm, shared, keyed); a per-request stage (an IntEnum) and
 int, bool and page-set slots per request, a scalar slot, a per-page slot and an array;
 actions guarded by `s.require`, with arithmetic, `Min`/`Max`, `If`, `&`, `|`, `~`, the
-page-set helpers, every kernel operation, reads of slots written earlier in the same action,
+page-set helpers, every kernel operation (spelled `s.op(...)` or `s.kernel.op(...)`, and
+transfers that land or fail, `s.kernel.fail`), reads of slots written earlier in the same action,
 overwritten slots, and Python `if` on fixes and action arguments; invariants, `sometimes`
 properties and a `finished` hook (the kernel's leak property); liveness: weakly and strongly
 fair actions, an `@eventually` or `@leads_to` property (with a bound `within=N` or not) and the
@@ -79,7 +80,7 @@ FEATURES = frozenset({
     "static-if", "locals", "arithmetic", "division", "modulo", "if", "bits", "request-slots", "lemmas", "loops", "select", "nth", "negation",
     "kernel", "send", "take", "share", "invariants", "sometimes", "finished", "errors",
     "dynamic-index", "literal-request", "liveness", "per-request-invariant", "crash", "partial-landing", "keyed-send",
-    "counted", "owners", "pins", "kernel-namespace",
+    "counted", "owners", "pins", "kernel-namespace", "fail",
 })
 
 #: A call of a kernel operation on the state, as the generator writes it (`s.alloc(`).
@@ -984,14 +985,20 @@ class _Writer:
         into some pages of one pool."""
         r = self.request(scope)
         how = self.int_in(0, 2) if self.has("partial-landing") else 0
+        # (fail: a third of the endings fail instead of landing, by the line's number and not by a
+        # draw, so that a seed draws the same specs as before fail existed)
+        failing = self.has("fail") and len(self.lines) % 3 == 0
+        end = "s.kernel.fail" if failing else "s.land"
         if how == 0:
-            self.emit(f"s.land({r})")
+            self.emit(f"{end}({r})")
             return
         pool = self.pick(pools)
         if how == 1:
-            self.emit(f's.land({r}, "{pool}")')
+            self.emit(f'{end}({r}, "{pool}")')
+        elif failing and len(self.lines) % 2:  # (a failure after part of the pages were written)
+            self.emit(f'{end}({r}, "{pool}", wrote={self.pages(scope, pool).text})')
         else:
-            self.emit(f's.land({r}, "{pool}", {self.pages(scope, pool).text})')
+            self.emit(f'{end}({r}, "{pool}", {self.pages(scope, pool).text})')
 
     def kernel_statements(self, scope: Scope) -> list[tuple[str, Callable[[], None]]]:
         pools = list(self.pools)

@@ -143,8 +143,10 @@ def test_a_free_in_flight_names_the_request_whose_transfer_is_in_flight():
 def test_a_free_by_a_request_that_never_held_a_shared_page_drops_no_reference():
     bug = judge("shared_free_stranger.py")
     assert (bug.violation.property, bug.violation.step) == ("double-free", 2)
+    # (issue 31, item 4: in a shared pool, what a real counter does, not "two owners")
     assert bug.violation.message == ("step 2, stranger_frees(): request r2 freed kv page 0 (held by r1):"
-                                     " the page can end up with two owners.")
+                                     " a real reference count takes the reference from another holder (r1),"
+                                     " reaches zero early and frees the page while it is still in use.")
     result = judge("shared_free_stranger.py", skip=["double-free"])
     assert result.verdict is Verdict.VERIFIED
     assert (result.coverage.states, result.coverage.transitions) == (4, 4)

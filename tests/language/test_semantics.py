@@ -461,3 +461,10 @@ def test_the_kernels_operations_spelled_s_kernel_answer_alike_in_every_engine():
     """NOTE(kernel-namespace), issue 31 item 7: `s.kernel.alloc(...)` is `s.alloc(...)`."""
     assert _same(_answers("kernel_namespace.py")) == ("violated", "free-in-flight", 3)
     assert _same(_answers("kernel_namespace.py", fixes=("store-holds-reference",)))[0] == "verified"
+
+
+def test_a_failed_transfer_leaves_its_destination_unwritten_in_every_engine():
+    """s.kernel.fail (issue 31, item 1): a read after the failure is stale-read; the fix that
+    treats the failure as an error verifies."""
+    assert _same(_answers("failed_transfer.py")) == ("violated", "stale-read", 4)
+    assert _same(_answers("failed_transfer.py", fixes=("failure-is-an-error",)))[0] == "verified"
