@@ -4,7 +4,7 @@
     python benchmarks/bmc.py --orders [--seconds 60] [--repeat 2]
 
 `--orders` (issue 14) measures only bmc's canonical order of steps (NOTE(canonical-order) in
-ownership/engines/bmc.py) against every order, in one process, alternating, on
+ownership/engines/bmc_order.py) against every order, in one process, alternating, on
 `sglang_pd --fix door-retire --param requests=3 --param decode_pool=6`: the depth each
 reaches in `--seconds`, with wall and CPU seconds per depth.
 

@@ -364,7 +364,7 @@ def test_bmc_renames_requests_of_wide_pools_only_where_every_limb_allows_it(tmp_
     pages of the second limb (it finds r2's violation at the explicit engine's depth), and for
     the symmetric variant, whose verdict is the one of every order and every naming."""
     from ownership.engines import bmc, explicit
-    from ownership.engines.bmc import _interchangeable
+    from ownership.engines.bmc_order import interchangeable as _interchangeable
     from ownership.interpret.smt import encode
 
     path = tmp_path / "upper_limb.py"

@@ -1,5 +1,5 @@
 """bmc's cheaper encoding of values (NOTE(narrow-values), NOTE(narrow-counts) and
-NOTE(unary-counts) in ownership/interpret/smt.py) means what the concrete interpreter means,
+NOTE(unary-counts) in ownership/interpret/smt_terms.py) means what the concrete interpreter means,
 at the edges: LIFO pools of 6, 62, 63 and 64 pages (a page set of 63 and 64 bits), empty sets,
 `first` and `nth` with counts below 0 and past the set, `nth`'s default, `page` of a negative
 number and of the pool's last page, `select` past its list, counts compared with constants on

@@ -1,4 +1,4 @@
-"""bmc's canonical order of steps (NOTE(canonical-order) in ownership/engines/bmc.py) changes
+"""bmc's canonical order of steps (NOTE(canonical-order) in ownership/engines/bmc_order.py) changes
 which executions the solver explores, never an answer: with it and without it, bmc gives the
 same verdict, the same shortest length and property, the same sometimes-properties, and the
 same depth where the unrolling ends, and each counterexample replays in the concrete semantics.

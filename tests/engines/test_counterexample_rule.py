@@ -51,7 +51,7 @@ CASES = [
     ("batch, 2 workers", "batch", dict(spec="sglang_pd", workers=2)),
     ("batch, symmetry", "batch", dict(spec="sglang_pd", params={"requests": 3}, symmetry=True)),
     ("native", "native", dict(spec="sglang_pd", native=True)),
-    ("bmc", "bmc", dict(spec="sglang_pd", engine="bmc")),
+    ("bmc", "bmc_replay", dict(spec="sglang_pd", engine="bmc")),
     ("fuzz", "fuzz", dict(spec="sglang_pd", engine="fuzz", seed=1)),
     ("per-state explicit (a pool past 1,024 pages)", "explicit",
      dict(spec="sglang_pd", params={"decode_pool": 1100})),
