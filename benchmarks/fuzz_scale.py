@@ -16,7 +16,7 @@ requests=8 at each decode_pool size, and on the other shipped specs whose pools 
   from the initial state; at each state the bindings are tried in a random order until one
   is enabled, and the state's properties are judged, as fuzz does), with both kernels;
 - Hypothesis alone: fuzz's machine (one rule, each firing a burst of steps picked by one
-  draw, NOTE(bursts) in ownership/engines/fuzz.py) whose rule does nothing but count the
+  draw, NOTE(bursts) in ownership/engines/fuzz_search.py) whose rule does nothing but count the
   steps of its burst, the same settings: the most steps a second fuzz can run on this
   machine, whatever the model costs; in brackets a machine of one rule per action (the
   spec's arguments, preconditions that hold, rules that do nothing), one step a rule, as

@@ -253,7 +253,7 @@ class ConcreteStore(StateView):
     start with `_`, which no slot's name does: they can never hide a slot.) A step is a function
     of what it reads, so fuzz keeps a binding known to be disabled in a state disabled in a
     successor that wrote nothing it read, and a state property's verdict likewise
-    (NOTE(disabled-inherited) in ownership/engines/fuzz.py)."""
+    (NOTE(disabled-inherited) in ownership/engines/fuzz_explorer.py)."""
 
     def __init__(self, model: Model) -> None:
         object.__setattr__(self, "model", model)
@@ -749,7 +749,7 @@ class Concrete:
               writes: frozenset[Key] = frozenset()) -> list[Judged]:
         """`state_flags` one property at a time, with what each read: a property whose reads
         in a predecessor (`before`, judged there) miss the `writes` of the step from it keeps
-        its verdict there (NOTE(disabled-inherited) in ownership/engines/fuzz.py). The flags
+        its verdict there (NOTE(disabled-inherited) in ownership/engines/fuzz_explorer.py). The flags
         are those of state_flags, in its order: `flags_of(judge(...))`."""
         view = self.view
         view.reset(state)

@@ -8,7 +8,7 @@ what a spec means, so the fast path must compute exactly what the generic code c
 here random sequences of kernel operations over pools of every kind run through both, and
 every successor state, flag, returned value and spec error (message, file and line) is
 compared, with the store's derived data (hash, groups) checked against the flat state.
-Then fuzz's own shortcuts (NOTE(disabled-inherited) in ownership/engines/fuzz.py) are held
+Then fuzz's own shortcuts (NOTE(disabled-inherited) in ownership/engines/fuzz_explorer.py) are held
 to stepping every binding, and a step at 4,096 pages to the calls of a step at 64.
 """
 
