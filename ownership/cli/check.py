@@ -70,7 +70,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
 
     A violation comes with a counterexample (a shortest one with the explicit and bmc
     engines); a pass says what was covered, and never more."""
-    from ..engines.batch import keep_freed_memory
+    from ..engines.memory import keep_freed_memory
     from ..render.text import narrate, render_check
 
     seconds = limits.parse_seconds(max_seconds)
@@ -78,7 +78,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     if ray is None:
         limits.check_workers(workers or 1)
     check_out(out)
-    keep_freed_memory()  # NOTE(first-touch) in engines/batch.py: process-wide, so only here
+    keep_freed_memory()  # NOTE(first-touch) in engines/memory.py: process-wide, so only here
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:

@@ -6,11 +6,11 @@ block of a BFS level at a time with the batch interpreter (ownership.interpret.b
 - states are packed rows (a few uint64 words, `Layout`), kept in one store by state id, in
   the order the per-state engine would discover them; each keeps its parent and the binding
   that produced it, so a violation is traced back to a shortest counterexample;
-- deduplication is whole-array work: a 64-bit hash per row and an open-addressing table
-  (hash -> state id) probed for a whole block at once; every equal hash is confirmed by
-  comparing the full rows, so a collision can never merge two states (a `verified` never rests
-  on a lossy fingerprint). Of several copies of a new state in a block the first in discovery
-  order wins, which keeps the store in discovery order without sorting;
+- deduplication is whole-array work (ownership.engines.visited): a 64-bit hash per row and an
+  open-addressing table (hash -> state id) probed for a whole block at once; every equal hash
+  is confirmed by comparing the full rows, so a collision can never merge two states (a
+  `verified` never rests on a lossy fingerprint). Of several copies of a new state in a block
+  the first in discovery order wins, which keeps the store in discovery order without sorting;
 - the search reproduces the per-state engine: within a level, successors are ordered as that
   engine discovers them (parent order, then binding order) and the first event in that order
   ends the search (a bad write, a transition that violates a kernel property, a state that
@@ -26,7 +26,10 @@ block of a BFS level at a time with the batch interpreter (ownership.interpret.b
   and always the machine's available memory: the engine stops before it would swap) give
   `inconclusive` with the coverage so far;
 - `workers=N` runs N processes: N-1 forked workers expand blocks while the parent owns the
-  store and the table (inserting one block while the workers expand the next ones).
+  store and the table (inserting one block while the workers expand the next ones); the
+  expansion of a block, and the workers, are ownership.engines.expand's;
+- a counterexample's stored path is replayed concretely by ownership.engines.paths; the
+  memory accounting is ownership.engines.memory's.
 
 Engines never print: progress goes to the reporter.
 """
@@ -34,25 +37,18 @@ Engines never print: progress goes to the reporter.
 from __future__ import annotations
 
 import contextlib
-import gc
-import itertools
-import multiprocessing
-import signal
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import InternalError, SpecError, UsageError
-from ..interpret.batch import MAX_WIDE_POOL_PAGES, BatchModel
+from ..errors import InternalError, UsageError
+from ..interpret.batch import MAX_WIDE_POOL_PAGES
 from ..interpret.concrete import Concrete
 from ..ir.graph import LIMB_BITS, MAX_POOL_PAGES
 from ..lang.model import Model
 from ..limits import (
-    TICK,
     Held,
     check_workers,
     deferred,
@@ -65,10 +61,11 @@ from ..limits import resident_memory as _rss
 from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
-
-#: Seconds to wait for the workers to finish their blocks in flight when a search stops
-#: (NOTE(stop-workers)); a block takes milliseconds to a few tenths of a second.
-STOP_SECONDS = 5.0
+from . import visited
+from .expand import STOP_SECONDS, Block, Expander, Workers
+from .memory import PeakMemory, keep_freed_memory, memory_limit
+from .paths import actual_run, raise_state_error, raise_step_error
+from .visited import FULL_LOAD, Store, Table, row_hash
 
 #: Frontier rows expanded per block: large enough that numpy's per-call cost vanishes, small
 #: enough to stay cache-friendly; at most 65536 so that a row fits the 16-bit radix sort.
@@ -76,16 +73,6 @@ BLOCK = 1 << 15
 
 #: The fewest rows of a block: near the memory limit blocks shrink to this (NOTE(memory-estimate)).
 MIN_BLOCK = 1 << 10
-
-#: How full the visited table may get where growing it would pass the memory limit
-#: (NOTE(fuller-table)): linear probing then takes about 50 probes to add a row, 2.5 at 0.5.
-FULL_LOAD = 0.9
-
-_M1 = np.uint64(0x9E3779B97F4A7C15)
-_M2 = np.uint64(0xBF58476D1CE4E5B9)
-_M3 = np.uint64(0x94D049BB133111EB)
-
-
 
 
 def supports(model: Model) -> str | None:
@@ -102,371 +89,6 @@ def supports(model: Model) -> str | None:
 def wide_pools(model: Model) -> list[str]:
     """The pools of more than 62 pages, whose page sets take several limbs (NOTE(wide-pages))."""
     return [f"{p.name} ({p.size} pages)" for p in model.pools.values() if p.size > MAX_POOL_PAGES]
-
-
-# --------------------------------------------------------------------------- hashing and the table
-
-
-def row_hash(words: np.ndarray) -> np.ndarray:
-    """A well-mixed 64-bit hash of each packed row (words x n)."""
-    h = words[0].copy()
-    for w in words[1:]:
-        h ^= h >> np.uint64(31)
-        h *= _M1
-        h ^= w
-    h ^= h >> np.uint64(30)
-    h *= _M2
-    h ^= h >> np.uint64(27)
-    h *= _M3
-    h ^= h >> np.uint64(31)
-    return h
-
-
-class Store:
-    """Every visited state's packed words by state id: one row of `k` words per state (a
-    state's words share a cache line, so confirming a table hit costs one memory access).
-
-    The capacity is reserved up front (`np.empty` only reserves address space: a page costs
-    memory when first written), so the store normally never copies itself; it doubles if a
-    search outgrows the reservation."""
-
-    def __init__(self, k: int, reserve: int = 1 << 12) -> None:
-        self.k = k
-        try:
-            self.data = np.empty((max(reserve, 1 << 12), k), dtype=np.uint64)
-        except MemoryError:  # a system that does not overcommit: grow as needed instead
-            self.data = np.empty((1 << 12, k), dtype=np.uint64)
-        self.n = 0
-
-    def append(self, words: np.ndarray) -> None:
-        m = words.shape[1]
-        if self.n + m > self.data.shape[0]:
-            cap = max(self.data.shape[0] * 2, self.n + m)
-            grown = np.empty((cap, self.k), dtype=np.uint64)
-            grown[:self.n] = self.data[:self.n]
-            self.data = grown
-        self.data[self.n:self.n + m] = words.T
-        self.n += m
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """The packed words (k x n) of states start..stop-1."""
-        return np.ascontiguousarray(self.data[start:stop].T)
-
-    def truncate(self, n: int) -> None:
-        self.n = min(self.n, n)
-
-
-class Table:
-    """The visited set: open addressing (linear probing) from row hash to state id, probed and
-    filled for a whole block per call. Load stays at most one half, unless growing would pass
-    the memory limit (`room`, NOTE(fuller-table)).
-
-    A slot is one int64: 0 when empty (so a new table is `np.zeros`: no pass to fill it), else
-    (31 high bits of the row's hash) << 32 | (state id + 1). Equal tags are confirmed by
-    comparing the full rows with the store.
-
-    NOTE(first-wins): rows of one call that land on the same free slot are settled with
-    `np.minimum.at` on provisional entries that grow with the row's index, so the first row
-    wins; copies of a row follow the same probe sequence, so the first copy of a new row is the
-    one added, and ids follow the order of the rows (the discovery order of the search)."""
-
-    _EMPTY = 0
-    _PROVISIONAL = -(1 << 62)   # row i of the current call is provisionally _PROVISIONAL + i (< 0)
-    _ID_MASK = (1 << 32) - 1
-
-    def __init__(self, store: Store, capacity: int = 1 << 16) -> None:
-        self.store = store
-        self._alloc(capacity)
-        self.used = 0
-        #: the bytes a new table may take (the search's memory limit less what it holds and
-        #: the block needs): None, no limit (NOTE(fuller-table))
-        self.room: int | None = None
-
-    def _alloc(self, capacity: int) -> None:
-        self.cap = capacity
-        self.mask = np.uint64(capacity - 1)
-        self.slots = np.zeros(capacity, dtype=np.int64)
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.slots.nbytes)
-
-    @staticmethod
-    def tags(h: np.ndarray) -> np.ndarray:
-        return (h >> np.uint64(33)).view(np.int64) << 32
-
-    def next_capacity(self, need: int) -> int:
-        """The capacity the table takes to hold `need` entries: its own while they fill at most
-        half of it, else 4 times larger while the table stays small next to the store (fewer
-        rehashes), else twice.
-
-        NOTE(fuller-table): a new table is allocated beside the old one while the rows are
-        rehashed, a step of up to 4 times the table at once. Where that would pass the memory
-        limit (`room`) the table grows by the least step that fits, or not at all while the
-        rows fill at most FULL_LOAD of it (linear probing stays correct, only slower, at any
-        load below 1). The search stopped a whole table's growth, or a level, early: at 0.47
-        of --max-memory 1G (issue 29). If nothing fits, it grows anyway (the search's check
-        after the block then stops it) rather than fill up."""
-        if need * 2 <= self.cap:
-            return self.cap
-        cap = self.cap
-        while need * 2 > cap:
-            cap *= 4 if cap < 1 << 25 else 2
-        if self.room is None or cap * 8 <= self.room:
-            return cap
-        least = self.cap
-        while need * 2 > least:
-            least *= 2
-        if least * 8 <= self.room or need > FULL_LOAD * self.cap:
-            return least
-        return self.cap
-
-    def _grow(self, need: int) -> None:
-        cap = self.next_capacity(need)
-        if cap == self.cap:
-            return
-        self._alloc(cap)
-        n = self.store.n
-        for s in range(0, n, 1 << 16):  # the table holds exactly the stored rows: rehash them
-            e = min(s + (1 << 16), n)
-            h = row_hash(self.store.rows(s, e))
-            self._place(h, self.tags(h) | np.arange(s + 1, e + 1, dtype=np.int64))
-
-    def _place(self, h: np.ndarray, entries: np.ndarray) -> None:
-        """Put entries of distinct rows into free slots (no lookup: used when the table grows)."""
-        cap_mask = self.cap - 1
-        slot = (h & self.mask).view(np.int64)  # (a fresh array: no copy needed)
-        pending = np.arange(h.size, dtype=np.int64)
-        while pending.size:
-            sl = slot.take(pending)
-            free = self.slots.take(sl) == self._EMPTY
-            cand, cs = pending[free], sl[free]
-            np.minimum.at(self.slots, cs, self._PROVISIONAL + cand)
-            won = self.slots.take(cs) == self._PROVISIONAL + cand
-            self.slots[cs[won]] = entries.take(cand[won])
-            keep = np.ones(pending.size, dtype=bool)
-            keep[np.flatnonzero(free)[won]] = False
-            moved = pending[keep & ~free]
-            slot[moved] = (slot.take(moved) + 1) & cap_mask
-            pending = pending[keep]
-
-    @staticmethod
-    def _same(stored: np.ndarray, words: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Per row: stored[i] (a store row) equals column rows[i] of words. Word by word:
-        `np.all(..., axis=1)` over rows of a few words is 3x slower (a reduction per row)."""
-        same = stored[:, 0] == words[0].take(rows)
-        for w in range(1, words.shape[0]):
-            same &= stored[:, w] == words[w].take(rows)
-        return same
-
-    @staticmethod
-    def _same_rows(words: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Per i: columns a[i] and b[i] of words are equal (word by word, as `_same`)."""
-        same = words[0].take(a) == words[0].take(b)
-        for w in range(1, words.shape[0]):
-            same &= words[w].take(a) == words[w].take(b)
-        return same
-
-    def insert(self, h: np.ndarray, words: np.ndarray, first_id: int) -> np.ndarray:
-        """Add the rows not yet in the table; return the indices of those that are new, in
-        order. Among equal new rows the first is the one added (NOTE(first-wins)); the new rows
-        get ids first_id, first_id + 1, ... in index order."""
-        m = h.size
-        if m == 0:
-            return np.zeros(0, dtype=np.int64)
-        self._grow(self.used + m)
-        cap_mask = self.cap - 1
-        prov = self._PROVISIONAL
-        slot = (h & self.mask).view(np.int64)  # (a fresh array: no copy needed)
-        tag = self.tags(h)
-        is_new = np.zeros(m, dtype=bool)
-        new_slot = np.zeros(m, dtype=np.int64)
-        pending = np.arange(m, dtype=np.int64)
-        store = self.store.data
-        first_round = True
-        while pending.size:
-            # in the first round every row is pending, in order: skip the gathers by `pending`
-            sl = slot if first_round else slot.take(pending)
-            e = self.slots.take(sl)
-            free = e == self._EMPTY
-            settled = np.zeros(pending.size, dtype=bool)
-            mytag = tag if first_round else tag.take(pending)
-            # existing rows with the same tag: compare with the store
-            hit = np.flatnonzero((e > 0) & ((e & ~self._ID_MASK) == mytag))
-            if hit.size:
-                rows = hit if first_round else pending.take(hit)
-                ids = (e.take(hit) & self._ID_MASK) - 1
-                settled[hit[self._same(store.take(ids, axis=0), words, rows)]] = True
-            if not first_round:
-                # rows added earlier in this call: compare with those rows
-                mine = np.flatnonzero(e < 0)
-                if mine.size:
-                    other = e.take(mine) - prov
-                    settled[mine[self._same_rows(words, other, pending.take(mine))]] = True
-            fi = np.flatnonzero(free)
-            if fi.size:
-                cand = fi if first_round else pending.take(fi)
-                cs = sl.take(fi)
-                claim = cand + prov
-                np.minimum.at(self.slots, cs, claim)
-                won = self.slots.take(cs) == claim
-                if won.all():
-                    is_new[cand] = True
-                    new_slot[cand] = cs
-                    settled[fi] = True
-                else:
-                    wc = cand[won]
-                    is_new[wc] = True
-                    new_slot[wc] = cs[won]
-                    settled[fi[won]] = True
-                    # a loser that is a copy of its slot's winner is settled now (most losers
-                    # are: a new state reached twice in the block), not after another round
-                    lost = np.flatnonzero(~won)
-                    winner = self.slots.take(cs.take(lost)) - prov
-                    same = self._same_rows(words, winner, cand.take(lost))
-                    settled[fi.take(lost)[same]] = True
-            # a row at a slot holding another row moves on; a row that lost a free slot stays,
-            # and next round meets the winner (its copy: settled; another row: moves on)
-            moving = pending[~free & ~settled]
-            if moving.size:
-                slot[moving] = (slot.take(moving) + 1) & cap_mask
-            pending = pending[~settled]
-            first_round = False
-        new = np.flatnonzero(is_new)
-        self.slots[new_slot.take(new)] = tag.take(new) | (first_id + 1 + np.arange(new.size, dtype=np.int64))
-        self.used += new.size
-        return new
-
-
-# --------------------------------------------------------------------------- memory
-
-
-def keep_freed_memory() -> None:
-    """Ask glibc to keep freed memory for reuse instead of returning it to the kernel.
-
-    NOTE(first-touch): a search allocates and frees many block-sized temporaries. By default
-    glibc serves blocks of 128 KiB and more with fresh mmap()s and unmaps them on free, so every
-    block faults its pages in again; on virtual machines a first touch of memory is expensive
-    (measured 13-30 us per 4 KiB page on the project's VMs: benchmarks/RESULTS.md). Raising the
-    mmap and trim thresholds makes freed temporaries reusable, which cut a 7 M-state run from
-    12 s to 8 s there. Process-wide, so the engine never calls it: the `ownership` command does,
-    and a library user may (a no-op without glibc)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
-    libc.mallopt(m_mmap_threshold, 32 << 20)     # the largest value glibc accepts
-    libc.mallopt(m_trim_threshold, 1 << 30)
-    libc.mallopt(m_top_pad, 64 << 20)
-
-
-class PeakMemory:
-    """The process's peak resident memory during one search, for Coverage.peak_memory.
-
-    NOTE(peak-memory): sampling the resident set between slices misses what a search holds
-    for a moment inside one: a visited table that grows holds the old and the new table
-    while it rehashes (at 140 M states of the incident model, 4,900 MB sampled where the
-    kernel counted 5,813). The kernel's high-water mark is exact but covers the process's
-    whole life; where the search raised it, it is the search's peak. Where it did not (an
-    earlier search in the same process went higher), the largest sample is what is known."""
-
-    def __init__(self) -> None:
-        self.sampled = _rss()
-        self.before = peak_resident_memory()
-
-    def sample(self) -> int:
-        """The resident memory now, kept if it is the largest seen."""
-        rss = _rss()
-        self.sampled = max(self.sampled, rss)
-        return rss
-
-    def peak(self) -> int:
-        """The search's peak resident memory so far (NOTE(peak-memory))."""
-        self.sample()
-        high = peak_resident_memory()
-        return high if high > self.before else self.sampled
-
-
-# --------------------------------------------------------------------------- block expansion
-
-
-@dataclass
-class Block:
-    """One expanded block of a level: its states' property checks and their successors in
-    discovery order (position = parent row in the level * bindings + binding)."""
-
-    start: int                 # first row of the block in its level
-    stop: int
-    bad_state: np.ndarray      # bool per row: an invariant or the leak property fails
-    state_error: np.ndarray | None  # bool per row: a property raises a spec error (None: none can)
-    sometimes: list[np.ndarray]
-    pos: np.ndarray            # int64 per successor
-    words: np.ndarray          # uint64 (words x successors)
-    h: np.ndarray
-    stab: np.ndarray | None    # stabiliser sizes under symmetry
-    first_flag: int            # position of the first transition flagged by the kernel, or -1
-    first_error: int           # position of the first step that raises a spec error, or -1
-
-
-class Expander:
-    """Expands blocks of a level (in the parent process or in a worker)."""
-
-    def __init__(self, model: Model, symmetry: bool) -> None:
-        self.bm = BatchModel(model, reachable=True)
-        self.k = self.bm.layout.words
-        self.B = len(model.bindings)
-        self.canon = None
-        if symmetry:
-            from .symmetry import Canonicaliser
-
-            self.canon = Canonicaliser(model, self.bm.layout)
-
-    def block(self, start: int, P: np.ndarray, sometimes: bool = True) -> Block:
-        X = self.bm.layout.unpack(P)
-        checks = self.bm.state_properties(X, sometimes=sometimes)
-        e = self.bm.expand(P, X)
-        del X
-        # successors come grouped by binding, rows ascending: a stable sort by row puts them
-        # in discovery order (row, then binding); rows < 65536 take numpy's radix sort
-        order = np.argsort(e.rows.astype(np.uint16 if P.shape[1] <= 1 << 16 else np.int64), kind="stable")
-        pos = (e.rows.take(order) + start) * self.B + e.binding.take(order)
-        # (events are rare: reorder their flags only when there is one)
-        first_flag = int(pos[np.argmax(e.flagged.take(order))]) if e.flagged.any() else -1
-        first_error = int(((e.error_rows + start) * self.B + e.error_binding).min()) if e.error_rows.size else -1
-        words = e.words.take(order, axis=1)
-        stab = None
-        if self.canon is not None:
-            words, stab = self.canon.canonicalise(words)
-        return Block(start, start + P.shape[1], np.asarray(checks.bad), checks.error, checks.sometimes, pos, words,
-                     row_hash(words), stab, first_flag, first_error)
-
-    def count_upto(self, start: int, P: np.ndarray, limit: int) -> int:
-        """Enabled transitions of a block at positions <= limit."""
-        e = self.bm.expand(P)
-        pos = (e.rows + start) * self.B + e.binding
-        return int(np.count_nonzero(pos <= limit))
-
-
-_WORKER: dict[str, Any] = {}  # a worker process's expander, set once by its initializer
-
-
-def _worker_init(expander: Expander) -> None:
-    """A worker's start: its expander, and Ctrl-C left to the parent. A terminal's Ctrl-C
-    reaches every process of the foreground group; the parent stops the search and the
-    workers (a worker interrupted in a task printed a traceback, and the pool could hang).
-    SIGINT is blocked while the pool forks (_Search.run), so none dies of it before this."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _WORKER["expander"] = expander
-
-
-def _worker_block(task: tuple[int, np.ndarray, bool]) -> Block:
-    """Expand one block in a worker (see _Search._expanded)."""
-    start, P, sometimes = task
-    return _WORKER["expander"].block(start, P, sometimes)
 
 
 # --------------------------------------------------------------------------- the search
@@ -560,7 +182,7 @@ class _Search:
         self.orbits: list[np.ndarray] = []        # under symmetry: states each representative stands for
         self.reached: dict[str, bool] = {name: False for name in self.bm.sometimes_names}
         self.memory = PeakMemory()
-        self.pool: Any = None
+        self.pool: Workers | None = None
         self.held = Held()  # (while the pool runs: deferred())
         self.checked = 0        # states of the current level whose properties were checked
         self.next_rows = block  # rows of the next block (fewer near the memory limit: _next_block_fits)
@@ -601,18 +223,6 @@ class _Search:
         secs = now - self.start
         self.reporter(Progress(secs, states=self.store.n, transitions=self.transitions, depth=depth,
                                memory_bytes=rss, states_before_symmetry=self._represented()))
-
-    def _memory_limit(self) -> int | None:
-        """The resident memory the search may reach: max_memory, and never more than what it
-        holds plus 90% of what the machine still has available (no swapping)."""
-        limits = []
-        if self.max_memory is not None:
-            limits.append(self.max_memory)
-        avail = _available()
-        if avail is not None:
-            # never push the machine into swap: what we hold plus 90% of what is still free
-            limits.append(_rss() + int(avail * 0.9))
-        return min(limits) if limits else None
 
     def _rates(self, d: int, done: int) -> tuple[float, float]:
         """New states and successors per row expanded: in level d so far (its first `done`
@@ -772,7 +382,7 @@ class _Search:
         self.level_start.append(0)
         self.parent.append([np.array([-1], dtype=np.int64)])
         self.via.append([np.array([-1], dtype=np.int64)])
-        self.table.insert(row_hash(init), init, 0)
+        self.table.insert(visited.row_hash(init), init, 0)  # (visited's: a test swaps it there)
         self.store.append(init)
         self.orbits.append(self._orbit(stab))
         stopped_by: str | None = None
@@ -782,15 +392,7 @@ class _Search:
         try:
             if self.workers > 1:
                 self.held = held.enter_context(deferred())  # NOTE(deferred)
-                # SIGINT blocked while forking: each worker ignores it before it can arrive
-                # (_worker_init); the pool's threads keep it blocked, the main thread handles it
-                ctx = multiprocessing.get_context("fork")
-                self.stopping = False  # (set by _stop_workers: no more tasks)
-                mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-                try:
-                    self.pool = ctx.Pool(self.workers - 1, initializer=_worker_init, initargs=(self.exp,))
-                finally:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                self.pool = Workers(self.exp, self.workers - 1)
             while True:
                 n = self.level_size(d)
                 if n == 0:
@@ -800,7 +402,7 @@ class _Search:
                     self._finish_level_checks(d)
                     stopped_by, bound = "max-depth", d
                     break
-                limit = self._memory_limit()
+                limit = memory_limit(self.max_memory)
                 self.table.room, self.next_rows = None, self.block
                 if limit is not None and not self._next_block_fits(d, 0, limit):
                     self.next_rows = MIN_BLOCK  # (the checks left, in small blocks: no room for more)
@@ -834,43 +436,10 @@ class _Search:
         return self._finish(stopped_by, bound)
 
     def _stop_workers(self) -> None:
-        """Stop the workers on every way out of the search (a result, an error, Ctrl-C, a
-        limit) and wait for them: no process outlives the search.
-
-        NOTE(stop-workers): not Pool.terminate(): it stops the pool's result thread while a
-        worker may be writing a block into the result pipe, holding the pipe's lock, and then
-        waits for that lock: a hang (one Ctrl-C in six, measured). Instead the task feeder
-        stops (`stopping`), the blocks in flight (a few: one per worker and the pipe's) finish
-        and the pool's thread reads them, and the workers exit (close, join). Ctrl-C and the
-        limits' timer wait meanwhile (a second Ctrl-C acts after), so that neither can leave a
-        half-stopped pool; terminate() remains for a pool that does not stop in STOP_SECONDS,
-        and SIGKILL for one that terminate() does not stop either. Ctrl-C and the limits' stops
-        are held while the pool runs (NOTE(deferred)): one raised inside the pool's locks left a
-        lock held, and the pool then never stopped (a hang in CI, on a loaded 2-core machine)."""
+        """Stop the workers on every way out of the search (NOTE(stop-workers))."""
         pool, self.pool = self.pool, None
-        if pool is None:
-            return
-        self.stopping = True
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
-        try:
-            pool.close()
-            joining = threading.Thread(target=pool.join, name="ownership-stop-workers", daemon=True)
-            joining.start()
-            joining.join(STOP_SECONDS)
-            if joining.is_alive():  # (terminate() can hang too: in a thread, then SIGKILL)
-                killing = threading.Thread(target=pool.terminate, name="ownership-stop-workers", daemon=True)
-                killing.start()
-                killing.join(STOP_SECONDS)
-                if killing.is_alive():
-                    for worker in multiprocessing.active_children():
-                        worker.kill()
-                        worker.join(STOP_SECONDS)
-            # the pool's pipes are closed by their __del__: collect them while SIGINT is
-            # blocked, or a second Ctrl-C there prints "Exception ignored ... KeyboardInterrupt"
-            del pool, joining
-            gc.collect()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if pool is not None:
+            pool.stop()
 
     def _finish_level_checks(self, d: int) -> None:
         """Check the properties of the rest of level d (a stop at level d claims them)."""
@@ -900,30 +469,15 @@ class _Search:
 
     def _expanded(self, d: int, spans: Iterator[tuple[int, int]]) -> Iterator[Block]:
         base = self.level_start[d]
-        if self.pool is not None and self.level_size(d) > self._share(d):
-            def tasks() -> Iterator[tuple[int, np.ndarray, bool]]:
-                # (run by the pool's feeder thread, as the workers take tasks)
-                for s, e in spans:
-                    if self.stopping:  # NOTE(stop-workers)
-                        return
-                    yield s, self.store.rows(base + s, base + e), not all(self.reached.values())
 
-            # Ctrl-C and the limits are held while the pool runs, and raised here, between two
-            # blocks or every TICK while waiting for one (NOTE(deferred))
-            results = self.pool.imap(_worker_block, tasks())
-            while True:
-                self.held.poll()
-                try:
-                    blk = results.next(timeout=TICK)
-                except multiprocessing.TimeoutError:
-                    continue
-                except StopIteration:
-                    break
-                self.held.poll()
-                yield blk
+        def task(s: int, e: int) -> tuple[int, np.ndarray, bool]:
+            return s, self.store.rows(base + s, base + e), not all(self.reached.values())
+
+        if self.pool is not None and self.level_size(d) > self._share(d):
+            yield from self.pool.blocks(spans, task, self.held)
         else:
             for s, e in spans:
-                yield self.exp.block(s, self.store.rows(base + s, base + e), not all(self.reached.values()))
+                yield self.exp.block(*task(s, e))
 
     def _orbit(self, stab: np.ndarray | None) -> np.ndarray:
         if stab is None or self.exp.canon is None:
@@ -1004,7 +558,9 @@ class _Search:
             if limit is not None and (rss > limit or (more and not self._next_block_fits(d, blk.stop, limit))):
                 # the checks left in small blocks, and no more blocks for the workers (the parent
                 # received theirs meanwhile: 1.15 of --max-memory 800M): no room for more
-                self.next_rows, self.stopping = MIN_BLOCK, True
+                self.next_rows = MIN_BLOCK
+                if self.pool is not None:
+                    self.pool.stopping = True
                 self._before_event(d)
                 self._settle(d)
                 return "max-memory"
@@ -1133,65 +689,8 @@ class _Search:
                            sometimes={k: (True if v else None) for k, v in self.reached.items()})
 
 
-# --------------------------------------------------------------------------- paths to results
-# (shared with the partitioned search, ownership.engines.partitioned)
-
-
-def actual_run(model: Model, symmetric: bool, stored: list[tuple[int, ...]],
-               steps: list[int]) -> tuple[list[tuple[int, ...]], list[int]]:
-    """The real run behind a path of stored states and bindings (steps may be one longer
-    than the path: its last step leaves the stored states). Under symmetry each binding is
-    renamed so that it applies to the real predecessor. A step that raises a SpecError
-    raises it with the steps before it (only the last step of a path may)."""
-    interp = Concrete(model)
-    perms = list(itertools.permutations(range(1, model.requests + 1)))
-    maps = {}
-    if symmetric:
-        from .symmetry import apply_concrete, binding_map
-
-        maps = {p: binding_map(model, p) for p in perms}
-    actual = [model.initial]
-    bindings: list[int] = []
-    for i, b in enumerate(steps):
-        real = b
-        if symmetric:
-            perm = next(p for p in perms if apply_concrete(model, p, stored[i]) == actual[-1])
-            real = maps[perm][b]  # type: ignore[index]
-        elif i + 1 < len(stored):
-            actual.append(stored[i + 1])
-            bindings.append(real)
-            continue
-        try:
-            out = interp.step(actual[-1], model.bindings[real])
-        except SpecError as e:
-            if i + 1 != len(steps):
-                raise InternalError(f"step {i + 1} of a stored path raises a spec error: {e}") from None
-            e.steps = [model.bindings[x].label() for x in bindings]
-            raise
-        if out is None:
-            raise InternalError("a step of the batch engine's path is disabled concretely"
-                                " (the batch and concrete interpreters, or the symmetry check, disagree)")
-        actual.append(out.state)
-        bindings.append(real)
-    return actual, bindings
-
-
-def raise_state_error(model: Model, symmetric: bool, stored: list[tuple[int, ...]], via: list[int]) -> None:
-    """The last state of a stored path makes a property raise a spec error: raise it
-    concretely, with the steps that reach the state."""
-    states, bindings = actual_run(model, symmetric, stored, via)
-    try:
-        Concrete(model).state_flags(states[-1])
-    except SpecError as e:
-        e.steps = [model.bindings[b].label() for b in bindings]
-        raise
-    raise InternalError("the batch interpreter found a spec error in a state property that the concrete"
-                        " interpreter does not raise")
-
-
-def raise_step_error(model: Model, symmetric: bool, stored: list[tuple[int, ...]], via: list[int], b: int) -> None:
-    """The step by binding b from the last state of a stored path raises a spec error: raise
-    it concretely, with the steps that reach its state."""
-    actual_run(model, symmetric, stored, via + [b])
-    raise InternalError("the batch interpreter found a spec error in a step that the concrete"
-                        " interpreter does not raise")
+#: The engine, and the names that moved to visited, memory, expand and paths: still importable
+#: from here, where callers and tests found them.
+__all__ = ["BLOCK", "FULL_LOAD", "MIN_BLOCK", "STOP_SECONDS", "Block", "Expander", "PeakMemory", "Store", "Table",
+           "actual_run", "check", "keep_freed_memory", "raise_state_error", "raise_step_error", "row_hash",
+           "supports", "wide_pools"]

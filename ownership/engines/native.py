@@ -28,19 +28,13 @@ from ..interpret.batch import BatchModel
 from ..interpret.concrete import Concrete
 from ..interpret.native import NativeModel
 from ..lang.model import Model
-from ..limits import parse_seconds
+from ..limits import parse_seconds, resident_memory
 from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
-from .batch import (
-    PeakMemory,
-    _available,
-    _rss,
-    actual_run,
-    raise_state_error,
-    raise_step_error,
-    supports,
-)
+from .batch import supports
+from .memory import PeakMemory, memory_limit
+from .paths import actual_run, raise_state_error, raise_step_error
 
 #: Statuses of ownership_run (ownership.interpret.native._SEARCH).
 SLICE, DONE, STEP_VIOLATES, STATE_VIOLATES, MAX_STATES, MAX_DEPTH, SPEC_ERROR, NO_MEMORY = range(8)
@@ -140,8 +134,8 @@ class _Run:
         # beside what the process holds already; a growth past it stops the search first
         # (HELD_SHARE of the limit: a margin for what the process takes beside the C search;
         # the C search counts its own bytes exactly, NOTE(memory) in ownership.interpret.native)
-        limit = self._memory_limit(max_memory)
-        budget = -1 if limit is None else max(int(limit * HELD_SHARE) - _rss(), 0)
+        limit = memory_limit(max_memory)
+        budget = -1 if limit is None else max(int(limit * HELD_SHARE) - resident_memory(), 0)
         S = self.lib.ownership_new(init.ctypes.data, pending, -1 if max_states is None else max_states,
                                    -1 if max_depth is None else max_depth, budget)
         if not S:
@@ -168,8 +162,8 @@ class _Run:
                     if max_seconds is not None and now - self.start >= max_seconds:
                         stopped_by = "max-seconds"
                         break
-                    limit = self._memory_limit(max_memory)
-                    if limit is not None and _rss() > limit:
+                    limit = memory_limit(max_memory)
+                    if limit is not None and resident_memory() > limit:
                         stopped_by = "max-memory"
                         break
                     if reporter is not None and now - last_report >= report_every:
@@ -289,14 +283,6 @@ class _Run:
         secs = now - self.start
         n = self._get(0)
         return Progress(secs, states=n, transitions=self._get(1), depth=self._get(10), memory_bytes=rss)
-
-    @staticmethod
-    def _memory_limit(max_memory: int | None) -> int | None:
-        limits = [] if max_memory is None else [max_memory]
-        avail = _available()
-        if avail is not None:  # (never push the machine into swap)
-            limits.append(_rss() + int(avail * 0.9))
-        return min(limits) if limits else None
 
 
 __all__ = ["check"]

@@ -46,24 +46,16 @@ from ..errors import InternalError, OwnershipError, UsageError
 from ..interpret.batch import BatchModel
 from ..interpret.concrete import Concrete
 from ..lang.model import Model
-from ..limits import TICK, Held, deferred, parse_seconds
+from ..limits import TICK, Held, available_memory, deferred, parse_seconds, resident_memory
 from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import build_trace
 from . import checkpoint as ckpt
-from .batch import (
-    Expander,
-    Store,
-    Table,
-    _available,
-    _rss,
-    actual_run,
-    raise_state_error,
-    raise_step_error,
-    row_hash,
-    supports,
-)
+from .batch import supports
 from .cluster import Recipe
+from .expand import Expander
+from .paths import actual_run, raise_state_error, raise_step_error
+from .visited import Store, Table, row_hash
 
 _SPREAD = np.uint64(0xD6E8FEB86659FD93)  # mixes a row's hash into its partition (not the table's bits)
 
@@ -125,7 +117,7 @@ class Partition:
         self.exp = Expander(model, symmetry)
         self.B = self.exp.B
         k = self.exp.k
-        avail = _available() or (1 << 30)
+        avail = available_memory() or (1 << 30)
         self.store = Store(k, avail // max(share, 1) // (k * 8 + 32))
         self.table = Table(self.store)
         self.level_start: list[int] = [0]
@@ -221,7 +213,7 @@ class Partition:
                                   vias[sel].astype(self._via_type), None if blk.stab is None else blk.stab[sel]))
         batches = [self._pack(c) for c in chunks]
         out.sent = [sum(a.nbytes for a in b if a is not None) for b in batches]
-        out.rss = _rss()
+        out.rss = resident_memory()
         return (out, *batches)
 
     def _pack(self, chunks: list[tuple[Any, ...]]) -> tuple[Any, ...]:

@@ -492,7 +492,7 @@ static int64_t held_bytes(const struct search *S) {
 /* The store's arrays and the table are mapped by the search itself where the system can
    (Linux: mmap, mremap: a growth copies nothing, and nothing freed stays resident); elsewhere
    calloc and realloc. Through malloc the parents' array and the tables below the mmap
-   threshold that the ownership command sets (NOTE(first-touch) in ownership.engines.batch)
+   threshold that the ownership command sets (NOTE(first-touch) in ownership.engines.memory)
    stayed resident once freed, never trimmed: 35 MB past the held bytes, 3% over
    --max-memory 300M (issue 29). Both ways the memory reads as zeros
    (a new mapping, calloc): the table needs it. */

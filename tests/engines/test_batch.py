@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, same_search
 
 from ownership import SpecError, UsageError, Verdict, model_for
-from ownership.engines import batch, explicit
+from ownership.engines import batch, explicit, visited
 from ownership.engines.symmetry import Canonicaliser, apply_concrete, equivariance_problem
 from ownership.interpret.batch import BatchModel
 from ownership.interpret.concrete import Concrete
@@ -304,7 +304,7 @@ def test_hash_collisions_never_merge_different_states(monkeypatch):
     """With a deliberately poor hash (a few values for all states) every state is still found:
     equal hashes are confirmed by comparing whole rows."""
     model = model_for("sglang_pd", fixes=["door-retire"])
-    monkeypatch.setattr(batch, "row_hash", lambda words: (words[0] % np.uint64(5)) * np.uint64(0x9E3779B97F4A7C15))
+    monkeypatch.setattr(visited, "row_hash", lambda words: (words[0] % np.uint64(5)) * np.uint64(0x9E3779B97F4A7C15))
     result = batch.check(model)
     assert result.coverage.states == 903
     assert result.coverage.transitions == 1394
