@@ -89,11 +89,14 @@ def _ctrl_c_after(args: list[str], delay: float) -> tuple[int, str, str]:
         assert child.stderr is not None
         for line in child.stderr:
             err.append(line)
-            if line.rstrip().endswith("| ownership.limits"):
+            if line.split("|")[-1].strip() == "ownership.limits":
                 imported.set()
 
-    reader = threading.Thread(target=read_err, daemon=True)
-    reader.start()
+    out: list[str] = []
+    readers = [threading.Thread(target=read_err, daemon=True),
+               threading.Thread(target=lambda: out.extend(child.stdout or ()), daemon=True)]
+    for reader in readers:
+        reader.start()
     try:
         if not imported.wait(HANG):
             raise AssertionError(f"ownership.limits not imported within {HANG} s: {' '.join(args)}:"
@@ -102,16 +105,22 @@ def _ctrl_c_after(args: list[str], delay: float) -> tuple[int, str, str]:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGINT)
         try:
-            out, _ = child.communicate(timeout=HANG)
+            child.wait(timeout=HANG)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"no exit within {HANG} s of Ctrl-C: {' '.join(args)}") from None
-        reader.join(HANG)
+        for reader in readers:
+            reader.join(HANG)
         # (the command's own stderr, without the import times Python wrote)
-        return child.returncode, out, "".join(line for line in err if not line.startswith("import time:"))
+        return child.returncode, "".join(out), "".join(line for line in err if not line.startswith("import time:"))
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+        for reader in readers:
+            reader.join(HANG)
+        for pipe in (child.stdout, child.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.5, 2.0])
