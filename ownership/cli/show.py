@@ -49,7 +49,8 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
 
     Opens traces of any ownership engine, and ITF traces of other tools (Quint, Apalache) as
     a table of their variables. Reading a trace never executes code."""
-    from ..render.viewer import check_step, render_show
+    from ..render.view_model import check_step
+    from ..render.viewer import render_show
     from ..trace import read_itf
 
     check_out(html_out, "--html", "HTML page")

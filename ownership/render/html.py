@@ -27,7 +27,7 @@ from typing import Any
 from ..trace import Trace
 from .escape import printable
 from .text import show_value
-from .viewer import (
+from .view_model import (
     STATUSES,
     arg_text,
     build_view,

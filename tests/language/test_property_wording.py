@@ -29,8 +29,9 @@ GOLDEN = (ROOT / "tests") / "golden" / "viewer"
 #: `s.crash` and the concrete interpreter's leak check.
 FLAGGING = ("kernel.py", "interpret/concrete_kernel.py", "lang/state.py", "interpret/concrete.py")
 #: The code that shows a property to a user: it must take every word about one from the table.
-CONSUMERS = ("trace.py", "monitor.py", "cli/monitor.py", "render/text.py", "render/viewer.py",
-             "render/html.py", "render/mermaid.py")
+CONSUMERS = ("trace.py", *(f"traces/{m}.py" for m in ("data", "messages", "json_values", "itf", "files", "replay")),
+             "monitor.py", "cli/monitor.py", "render/text.py", "render/viewer.py",
+             "render/view_model.py", "render/why.py", "render/html.py", "render/mermaid.py")
 
 ALL = {**PROPERTIES, **MONITOR_ONLY}
 

@@ -30,7 +30,8 @@ from hostile.make_traces import EVIL, RAW, TRACES, corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ownership.trace
+import ownership.traces.files
+import ownership.traces.itf
 from ownership.errors import OwnershipError, TraceFormatError, UsageError
 from ownership.render.html import render_html
 from ownership.render.mermaid import render_mermaid
@@ -142,14 +143,14 @@ def test_a_trace_nested_to_the_limit_is_read():
 def test_a_trace_file_over_the_size_limit_is_refused_unread(monkeypatch):
     """A file over MAX_TRACE_BYTES (256 MB; 1 KB here) is refused with the limit, by every
     command that reads a trace."""
-    monkeypatch.setattr(ownership.trace, "MAX_TRACE_BYTES", 1024)
+    monkeypatch.setattr(ownership.traces.itf, "MAX_TRACE_BYTES", 1024)
     for args in (["replay", str(INCIDENT)], ["show", str(INCIDENT)], ["show", str(INCIDENT), "--mermaid"]):
         run = run_cli(*args)
         assert_one_error_line(run, what=" ".join(args))
         assert "a trace file of over 0 MB is not read" in run.err
-    assert ownership.trace.MAX_TRACE_BYTES == 1024
+    assert ownership.traces.itf.MAX_TRACE_BYTES == 1024
     monkeypatch.undo()
-    assert ownership.trace.MAX_TRACE_BYTES == 256 * 2**20
+    assert ownership.traces.itf.MAX_TRACE_BYTES == 256 * 2**20
 
 
 def test_the_reader_names_the_field_that_is_wrong():
@@ -305,7 +306,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary_one(tmp_path, m
     def full(*_: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(ownership.trace.os, "replace", full)
+    monkeypatch.setattr(ownership.traces.files.os, "replace", full)
     with pytest.raises(UsageError, match="cannot write the HTML page to .*: No space left on device"):
         write_output(target, "new", "HTML page")
     assert target.read_text(encoding="utf-8") == "old" and list(tmp_path.iterdir()) == [target]
