@@ -1,6 +1,6 @@
 """The native explicit-state engine: the per-state engine's search, compiled to C.
 
-ownership.interpret.native writes a model's traced graphs and a breadth-first search as C;
+ownership.interpret.native_source writes a model's traced graphs and a breadth-first search as C;
 this module compiles it, runs it a slice of states at a time (so that progress is reported,
 --max-seconds and --max-memory hold, and Ctrl-C stops it between slices, keeping what it
 found), and turns what it stops at into the result the per-state and batch engines return:
@@ -36,7 +36,7 @@ from .batch import supports
 from .memory import PeakMemory, memory_limit
 from .paths import actual_run, raise_state_error, raise_step_error
 
-#: Statuses of ownership_run (ownership.interpret.native._SEARCH).
+#: Statuses of ownership_run (ownership.interpret.native_search.SEARCH).
 SLICE, DONE, STEP_VIOLATES, STATE_VIOLATES, MAX_STATES, MAX_DEPTH, SPEC_ERROR, NO_MEMORY = range(8)
 
 #: Seconds a slice of the search should take: progress, limits and Ctrl-C are seen this often.
@@ -67,11 +67,11 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
                               reporter=reporter, report_every=report_every)
     canon = _canonicaliser(model, bm) if symmetry else None
     # (compiling a model of large pools takes minutes, once: the progress line says so, and a
-    # limit or Ctrl-C stops the compilers; NOTE(parts) in ownership.interpret.native)
+    # limit or Ctrl-C stops the compilers; NOTE(parts) in ownership.interpret.native_source)
     with limits.phase("compiling the model to C (once: the library is cached for the next run)"):
         nm = NativeModel(bm, canon)
     run = _Run(model, bm, nm, start, symmetry)
-    # (the C search keeps to the ceiling itself, NOTE(memory) in ownership.interpret.native: the
+    # (the C search keeps to the ceiling itself, NOTE(memory) in ownership.interpret.native_search: the
     # command's timer, which stops others at 0.98 of it less two ticks' growth, stopped this one
     # at 0.65 of --max-memory 300M when the store grew in one step; issue 29)
     with limits.memory_checked():
@@ -79,7 +79,7 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
 
 
 #: The share of the memory limit that the process may hold when the C search has grown to
-#: its budget (NOTE(memory) in ownership.interpret.native): the command's peak is then 0.98 of
+#: its budget (NOTE(memory) in ownership.interpret.native_search): the command's peak is then 0.98 of
 #: --max-memory 300M and 1G (benchmarks/memory_stop.py; 0.79 to 0.86 before issue 29).
 HELD_SHARE = 0.98
 
@@ -133,7 +133,7 @@ class _Run:
         # NOTE(memory) of the C search: the store and the table may take what the limit leaves
         # beside what the process holds already; a growth past it stops the search first
         # (HELD_SHARE of the limit: a margin for what the process takes beside the C search;
-        # the C search counts its own bytes exactly, NOTE(memory) in ownership.interpret.native)
+        # the C search counts its own bytes exactly, NOTE(memory) in ownership.interpret.native_search)
         limit = memory_limit(max_memory)
         budget = -1 if limit is None else max(int(limit * HELD_SHARE) - resident_memory(), 0)
         S = self.lib.ownership_new(init.ctypes.data, pending, -1 if max_states is None else max_states,

@@ -372,7 +372,7 @@ def test_a_limit_while_compiling_stops_the_compilers_too(tmp_path):
 
 @pytest.mark.parametrize("mib", [6, 9, 13, 20, 29])
 def test_the_c_search_fills_its_memory_budget_before_it_stops(mib):
-    """NOTE(memory) in ownership/interpret/native.py: near its budget the store grows by what
+    """NOTE(memory) in ownership/interpret/native_search.py: near its budget the store grows by what
     fits and the table by as many slots as fit (any number, not only twice), so the C search
     stops holding between 0.9 and 1.0 of it, whatever the budget. Doubling alone stopped it
     anywhere from half of it (--max-memory 1G: 0.79 of the limit; issue 29). The bytes are the

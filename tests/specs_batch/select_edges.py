@@ -1,6 +1,6 @@
 """select() at an index read from the state, in range and out of it (below 0, past the end).
 
-Native-engine test spec (NOTE(select-array) in ownership/interpret/native.py): `at` walks from
+Native-engine test spec (NOTE(select-array) in ownership/interpret/native_source.py): `at` walks from
 -2 to 5 over a list of four state values `level`, and `got` keeps what select read, or the
 default 9 outside the list. The invariant fails where the default is read past the end (a
 read below 0 is allowed, so the search reads there first); with the `in-range` fix the walk
