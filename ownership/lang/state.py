@@ -20,9 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
-from . import faults, sorts
+from . import faults, properties, sorts
 from .declare import did_you_mean
 from .location import spec_location
+from .properties import OPERATIONS
 from .sorts import BOOL, INT, PAGES, TYPE_SORT
 from .values import If, page
 
@@ -327,14 +328,12 @@ class KernelNamespace:
         object.__setattr__(self, "_state", state)
 
     def __getattr__(self, name: str) -> Any:
-        from .properties import KERNEL_ONLY, OPERATIONS
-
         if name in OPERATIONS:
             return getattr(self._state, name)
-        if name in KERNEL_ONLY:  # (a method of ownership.kernel.KernelOperations named _kernel_<name>)
+        if name in properties.KERNEL_ONLY:  # (a method of ownership.kernel.KernelOperations named _kernel_<name>)
             return getattr(self._state, f"_kernel_{name}")
         file, line = spec_location()
-        every = (*OPERATIONS, *KERNEL_ONLY)
+        every = (*OPERATIONS, *properties.KERNEL_ONLY)
         raise SpecError(f"s.kernel.{name}: the kernel has no operation {name!r}." + did_you_mean(name, every)
                         + f" Its operations: {', '.join(every)}", file=file, line=line)
 
