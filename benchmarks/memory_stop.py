@@ -32,6 +32,9 @@ ENGINES = {
     "native": [*LARGE, "--native"],
     "per-state": ["--param", "requests=3", "--param", "decode_pool=1100"],
     "liveness": ["--param", "requests=3", "--param", "decode_pool=6", "--liveness", "eventually-released"],
+    # (at 1G the graph of requests=3 fits: four requests, whose safety search fits in 1G and
+    # whose graph does not)
+    "liveness-4": ["--param", "requests=4", "--param", "decode_pool=6", "--liveness", "eventually-released"],
     "fuzz": ["--engine", "fuzz", "--runs", "1000000", "--steps", "200", "--param", "requests=6",
              "--param", "decode_pool=30", "--seed", "1"],
 }

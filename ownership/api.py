@@ -250,6 +250,8 @@ def check_liveness(model: Model, engine: str, result: CheckResult, *, max_states
         except KeyboardInterrupt:  # Ctrl-C or a command's limit: the safety verdict's coverage stands
             outcome = liveness.Outcome(stopped=limits.tripped() or "interrupt")
         found, stopped = outcome.found, outcome.stopped
+        if stopped == "interrupt":  # (the graph's build catches a command's limit as Ctrl-C)
+            stopped = limits.tripped() or stopped
         result.measures = outcome.measures or {}
         if found is not None:
             found.measures = result.measures

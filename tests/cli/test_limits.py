@@ -206,6 +206,18 @@ def test_max_memory_stops_every_engine_with_its_coverage(engine):
         assert doc["coverage"]["stopped_by"] == "max-memory", doc["coverage"]
 
 
+def test_max_memory_in_the_liveness_graph_is_named_not_called_ctrl_c():
+    """The liveness phase's graph build catches a stop as Ctrl-C: a memory limit crossed inside
+    it was reported "stopped by interrupt" (at 150M here; at 300M the stop landed after the
+    build and was named). Both name the limit now."""
+    run = ownership("check", "sglang_pd", "--fix", "door-retire", *MEMORY_BOUND["liveness"], "--max-memory", "150M",
+                    "--json")
+    assert run.returncode == 3, (run.returncode, run.stdout[-2000:], run.stderr[-2000:])
+    doc = json.loads(run.stdout)
+    assert doc["coverage"]["complete"], doc["coverage"]  # (the safety search ended)
+    assert doc["liveness"]["eventually-released"].endswith("stopped by max-memory"), doc["liveness"]
+
+
 # --------------------------------------------------------------------------- the mechanism
 
 
