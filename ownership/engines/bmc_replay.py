@@ -169,12 +169,12 @@ def lasso(enc: Encoding, run: Run, k: int, i: int) -> tuple[Trace, Model, dict[s
 def liveness_error(enc: Encoding, run: Run, k: int) -> SpecError:
     """The spec error a liveness property raises in the state z3 found at depth k, raised by
     the concrete interpreter there, with the steps that lead to it."""
-    from . import liveness
+    from . import liveness, reachable
 
     model, _, states, bindings = _extract(enc, run.solver.model, run.states, run.acts, k)
     _run(model, states, bindings)
     try:
-        liveness.instances(model, Concrete(model), liveness.Graph.of_states(states[-1:]))
+        liveness.instances(model, Concrete(model), reachable.Graph.of_states(states[-1:]))
     except SpecError as e:
         e.steps = [b.label() for b in bindings]
         return e

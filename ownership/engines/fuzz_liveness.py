@@ -44,12 +44,12 @@ class Obligations:
     replayed with liveness.violates first; one that does not violate there is our bug."""
 
     def __init__(self, model: Model, explorer: Explorer) -> None:
-        from . import liveness
+        from . import liveness, reachable
 
         self.model = model
         self.explorer = explorer
         self.evaluate = liveness.instances
-        self.one_state = liveness.Graph.of_states
+        self.one_state = reachable.Graph.of_states
         self.instances = self.evaluate(model, explorer.interp, self.one_state([model.initial]))
         self.bounds = [model.within.get(inst.name) for inst in self.instances]
         self.eventually = [inst.kind == "eventually" for inst in self.instances]  # p: the initial state only

@@ -18,9 +18,8 @@ shortest path to the earliest such p-state, the shortest path on to the componen
 cycle through it that takes (or sees disabled) every fair binding the cycle needs.
 
 The graph is built breadth first after the safety search has covered every reachable state,
-with the batch interpreter's successors where it runs the spec (`build_graph_batch`), else
-the concrete interpreter's (`build_graph`): the same graph, state for state (the concrete
-interpreter is the semantics of every engine; tests compare the two). Its state count must
+by ownership.engines.reachable (the batch interpreter's successors where it runs the spec, else
+the concrete interpreter's: the same graph, state for state). Its state count must
 equal the safety search's, or ownership has a bug (InternalError). Nothing here prints.
 """
 
@@ -29,53 +28,20 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
-import numpy as np
 
 from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, _v
 from ..lang import sorts
 from ..lang.model import Binding, Model
-from ..progress import Progress, Reporter
+from ..progress import Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, Violation, build_trace
-
-
-@dataclass
-class Graph:
-    """The reachable states (0 initial) with their outgoing edges and a BFS tree."""
-
-    states: list[tuple[int, ...]]
-    succ: list[list[tuple[int, int]]]  # per state: (binding index, target state)
-    parent: list[int]
-    via: list[int]
-    transitions: int = 0
-    depth: list[int] = field(default_factory=list)  # per state: its BFS depth (filled by depths())
-
-    def depths(self) -> list[int]:
-        """Each state's depth in the BFS tree: the length of a shortest run reaching it."""
-        if len(self.depth) != len(self.states):
-            self.depth = [0] * len(self.states)
-            for i in range(1, len(self.states)):
-                self.depth[i] = self.depth[self.parent[i]] + 1
-        return self.depth
-
-    @classmethod
-    def of_states(cls, states: list[tuple[int, ...]]) -> Graph:
-        """The states alone, without edges: to evaluate the obligations in them (`instances`)."""
-        n = len(states)
-        return cls(list(states), [[] for _ in states], [-1] * n, [-1] * n)
-
-    def path(self, i: int) -> list[int]:
-        """The states of the shortest path from the initial state to state i."""
-        out = []
-        while i != -1:
-            out.append(i)
-            i = self.parent[i]
-        return out[::-1]
+from . import reachable
+from .reachable import Graph
 
 
 @dataclass
@@ -102,147 +68,6 @@ class Lasso:
     loop: int | None   # index into states: the last state equals states[loop] (== last: a dead end);
                        # None: a finite run (a bounded response that came too late)
     trigger: int       # index into states
-
-
-class _Budget:
-    """The limits and the progress reports of a graph build."""
-
-    def __init__(self, max_states: int | None, max_seconds: float | None, reporter: Reporter | None,
-                 report_every: float) -> None:
-        self.max_states, self.max_seconds = max_states, max_seconds
-        self.reporter, self.report_every = reporter, report_every
-        self.start = self.last = time.monotonic()
-
-    def stop(self, states: int, transitions: int, depth: int) -> str | None:
-        """The limit the build has reached, if any (and a progress report when one is due)."""
-        if self.max_states is not None and states > self.max_states:
-            return "max-states"
-        now = time.monotonic()
-        if self.max_seconds is not None and now - self.start >= self.max_seconds:
-            return "max-seconds"
-        if self.reporter is not None and now - self.last >= self.report_every:
-            self.last = now
-            self.reporter(Progress(now - self.start, states=states, transitions=transitions, depth=depth))
-        return None
-
-
-def build_graph(model: Model, interp: Concrete, *, max_states: int | None, max_seconds: float | None,
-                reporter: Reporter | None, report_every: float = 0.5) -> tuple[Graph, str | None]:
-    """Every reachable state and transition, breadth first; (graph, what stopped it or None)."""
-    budget = _Budget(max_states, max_seconds, reporter, report_every)
-    states = [model.initial]
-    index = {model.initial: 0}
-    succ: list[list[tuple[int, int]]] = []
-    parent, via = [-1], [-1]
-    depth = [0]
-    transitions = 0
-    head = 0
-    stopped: str | None = None
-    try:
-        while head < len(states):
-            state = states[head]
-            out: list[tuple[int, int]] = []
-            for b, binding in enumerate(model.bindings):
-                nxt = interp.step(state, binding)
-                if nxt is None:
-                    continue
-                transitions += 1
-                j = index.get(nxt.state)
-                if j is None:
-                    j = index[nxt.state] = len(states)
-                    states.append(nxt.state)
-                    parent.append(head)
-                    via.append(b)
-                    depth.append(depth[head] + 1)
-                out.append((b, j))
-            succ.append(out)
-            head += 1
-            stopped = budget.stop(len(states), transitions, depth[head - 1])
-            if stopped is not None:
-                break
-    except KeyboardInterrupt:
-        stopped = "interrupt"
-    return Graph(states, succ, parent, via, transitions, depth), stopped
-
-
-def build_graph_batch(model: Model, *, max_states: int | None, max_seconds: float | None,
-                      reporter: Reporter | None, report_every: float = 0.5,
-                      block: int = 4096) -> tuple[Graph, str | None] | None:
-    """The graph of `build_graph`, the same states in the same order with the same edges,
-    with the successors computed by the batch interpreter a block at a time (a hundred times
-    the concrete interpreter's speed; the two are compared in tests). None when the batch
-    interpreter cannot run the model, or a step raises a spec error (the concrete build then
-    raises it, with its message)."""
-    from ..interpret.batch import BatchModel
-    from ..ir.graph import MAX_POOL_PAGES
-
-    if any(info.size > MAX_POOL_PAGES for info in model.pools.values()):
-        return None
-    bm = BatchModel(model, reachable=True)
-    if bm.unsupported is not None:
-        return None
-    layout = bm.layout
-    budget = _Budget(max_states, max_seconds, reporter, report_every)
-    first = layout.pack_rows([model.initial])
-    packed = [first]              # blocks of packed states, in state order
-    index = {first[:, 0].tobytes(): 0}
-    states = [model.initial]
-    succ: list[list[tuple[int, int]]] = []
-    parent, via, depth = [-1], [-1], [0]
-    transitions = 0
-    head = 0
-    stopped: str | None = None
-    try:
-        while head < len(states):
-            stop = min(len(states), head + block)
-            P = _columns(packed, head, stop)
-            e = bm.expand(P)
-            if e.error_rows.size:
-                return None
-            order = np.argsort(e.rows, kind="stable")  # (row, then binding: the concrete order)
-            rows, binds = e.rows.take(order), e.binding.take(order)
-            words = np.ascontiguousarray(e.words.take(order, axis=1).T)
-            out: list[list[tuple[int, int]]] = [[] for _ in range(stop - head)]
-            fresh = []
-            for t in range(rows.size):
-                key = words[t].tobytes()
-                j = index.get(key)
-                here = head + int(rows[t])
-                if j is None:
-                    j = index[key] = len(states)
-                    states.append(None)  # type: ignore[arg-type]  (unpacked below, a block at a time)
-                    fresh.append(t)
-                    parent.append(here)
-                    via.append(int(binds[t]))
-                    depth.append(depth[here] + 1)
-                out[int(rows[t])].append((int(binds[t]), j))
-            transitions += rows.size
-            if fresh:
-                new = np.ascontiguousarray(words[fresh].T)
-                packed.append(new)
-                begin = len(states) - len(fresh)
-                states[begin:] = [tuple(r) for r in layout.unpack(new).T.tolist()]
-            succ.extend(out)
-            head = stop
-            stopped = budget.stop(len(states), transitions, depth[head - 1])
-            if stopped is not None:
-                break
-    except KeyboardInterrupt:
-        stopped = "interrupt"
-    return Graph(states, succ, parent, via, transitions, depth), stopped
-
-
-def _columns(blocks: list[np.ndarray], start: int, stop: int) -> np.ndarray:
-    """Columns start..stop of the concatenation of packed blocks."""
-    out, at = [], 0
-    for b in blocks:
-        n = b.shape[1]
-        if at + n > start and at < stop:
-            out.append(b[:, max(start - at, 0):min(stop - at, n)])
-        at += n
-        if at >= stop:
-            break
-    return np.ascontiguousarray(np.concatenate(out, axis=1)) if len(out) > 1 else np.ascontiguousarray(out[0])
 
 
 def instances(model: Model, interp: Concrete, graph: Graph) -> list[Instance]:
@@ -473,9 +298,7 @@ def check(model: Model, *, states_expected: int | None, max_states: int | None =
     measure its @measure costs: `found` at the first property that fails, else every one holds."""
     interp = Concrete(model)
     start = time.monotonic()
-    got = build_graph_batch(model, max_states=max_states, max_seconds=max_seconds, reporter=reporter)
-    graph, stopped = got if got is not None else build_graph(model, interp, max_states=max_states,
-                                                             max_seconds=max_seconds, reporter=reporter)
+    graph, stopped = reachable.build(model, max_states=max_states, max_seconds=max_seconds, reporter=reporter)
     if stopped is not None:
         return Outcome(stopped=stopped)
     if states_expected is not None and len(graph.states) != states_expected:

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ownership.engines import liveness
-from ownership.engines.liveness import Graph, Instance
+from ownership.engines.liveness import Instance
+from ownership.engines.reachable import Graph
 from ownership.trace import read_itf
 
 RETRY = spec_path("liveness/retry.py")
@@ -511,16 +512,18 @@ def test_mermaid_marks_the_loop_of_a_lasso_and_the_stop_of_a_dead_end(tmp_path):
     pytest.param("sglang_disagg", {"prefill_pool": 1}, marks=pytest.mark.long),
     (f"{RETRY}:RetryStrong", {"requests": 2}), (STRANDED, {"requests": 2})])
 def test_the_batch_built_graph_is_the_concrete_one_state_for_state_and_edge_for_edge(ref, params):
-    """build_graph_batch (the liveness graph from the batch interpreter, blocks of 97 states
-    here so that a level spans several) against build_graph (the concrete interpreter)."""
+    """The reachable graph from the packed expander (the batch interpreter, blocks of 97 states
+    here so that a level spans several) against the per-state one (the concrete interpreter)."""
     from ownership.api import model_for
-    from ownership.interpret.concrete import Concrete
+    from ownership.engines import reachable
 
     model = model_for(ref, params=params)
-    concrete, stopped = liveness.build_graph(model, Concrete(model), max_states=None, max_seconds=None, reporter=None)
-    got = liveness.build_graph_batch(model, max_states=None, max_seconds=None, reporter=None, block=97)
-    assert got is not None and stopped is None and got[1] is None
-    batch = got[0]
+    concrete, stopped = reachable.build(model, max_states=None, max_seconds=None, reporter=None,
+                                        expander=reachable.PerState(model, block=5))
+    packed = reachable.Packed.of(model, block=97)
+    assert packed is not None
+    batch, stopped_batch = reachable.build(model, max_states=None, max_seconds=None, reporter=None, expander=packed)
+    assert stopped is None and stopped_batch is None
     assert len(batch.states) == len(concrete.states) > 3
     assert batch.states == concrete.states and batch.succ == concrete.succ
     assert (batch.parent, batch.via, batch.depth, batch.transitions) == (
