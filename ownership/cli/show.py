@@ -15,6 +15,7 @@ written whole or not at all (trace.write_output), never left half-written.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from typing import Any
@@ -76,14 +77,24 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
     if not colour:
         text = printable(text)  # (render_show escaped the trace's text already; this is the rule of every output)
     if pager and tty and text.count("\n") + 1 > size.lines:
-        # the view escaped the trace's text before rich added our colour codes (render.viewer);
-        # click runs $PAGER or less (with -R for the colours unless LESS says otherwise)
+        # the view escaped the trace's text before rich added our colour codes (render.viewer)
+        if colour:
+            less_shows_colours()
         write_out(lambda: click.echo_via_pager(text, color=True if colour else None))
     elif colour:
         # color=True: click strips escape codes when stdout is not a terminal unless told otherwise
         write_out(lambda: click.echo(text, color=True))
     else:
         write_out(lambda: click.echo(text))
+
+
+def less_shows_colours() -> None:
+    """`less` (click's pager unless $PAGER names another) prints colour codes as text, `ESC[1m`,
+    unless started with -R; click passes LESS=-R only when it is not told whether to colour, and
+    `show` tells it. So -R goes into LESS here, after the user's own options."""
+    options = os.environ.get("LESS", "")
+    if "-R" not in options.split():
+        os.environ["LESS"] = f"{options} -R".strip()
 
 
 def narratives(path: str, steps: int) -> list[str | None] | None:

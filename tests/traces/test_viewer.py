@@ -535,6 +535,43 @@ def test_show_pages_a_view_longer_than_the_terminal(monkeypatch):
     assert invoke("incident.json", "--no-pager") == []
 
 
+def test_the_pager_is_told_to_show_colours_not_print_their_codes(tmp_path):
+    """On a real terminal (a pty), `show` pages a long view in colour: the pager must get -R
+    in LESS, or `less` prints `ESC[1m` as text (it did: click adds -R only when it is not told
+    whether to colour). The pager here records what it was given; the user's own LESS stays."""
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    pager = tmp_path / "pager"
+    pager.write_text('#!/bin/sh\nprintf "%s" "$LESS" > "$0.less"\ncat > "$0.text"\n')
+    pager.chmod(0o755)
+    env = {**os.environ, "PAGER": str(pager), "LESS": "-X", "LINES": "20", "COLUMNS": "100", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "ownership", "show", "incident.json"], cwd=GOLDEN, env=env,
+                                 stdin=follower, stdout=follower, stderr=follower)
+        os.close(follower)
+        follower = -1
+        deadline = time.monotonic() + 300
+        while child.poll() is None and time.monotonic() < deadline:
+            try:
+                os.read(leader, 65536)  # (keep the pty drained)
+            except OSError:
+                time.sleep(0.05)
+        assert child.wait(timeout=30) == 0
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    given = (tmp_path / "pager.less").read_text()
+    assert given.split() == ["-X", "-R"], given
+    paged = (tmp_path / "pager.text").read_text()
+    assert "\x1b[" in paged and "Why (step 6, request r1)" in ANSI.sub("", paged)
+
+
 def test_show_does_not_page_a_view_that_fits_the_screen(monkeypatch):
     """A view shorter than the terminal is printed, not paged."""
     import ownership.cli.show as cli_show
