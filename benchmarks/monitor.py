@@ -5,7 +5,7 @@
 Writes a clean log (each request allocates two pages, writes, reads and frees them, over and
 over) to a temporary file, then in this one process times (a) the baseline: reading the file
 line by line and parsing each line with json.loads, nothing else, and (b) the monitor: the
-same file through ownership.monitor.read_events and Monitor.feed, every property checked.
+same file through ownership.bridges.monitor.read_events and Monitor.feed, every property checked.
 Prints events per second of each, the ratio (b)/(a) of their times, and the peak memory the
 monitor's state took (tracemalloc), so that an optimisation shows as a ratio on any machine.
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 import tracemalloc
 
-from ownership.monitor import Monitor, read_events
+from ownership.bridges.monitor import Monitor, read_events
 
 
 def write_log(path: str, events: int, pages: int, requests: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import _stubs
 
-from ownership.testing import DEFAULTS
+from ownership.bridges.testing import DEFAULTS
 
 _stubs.stub_torchvision()
 

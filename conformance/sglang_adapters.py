@@ -34,7 +34,7 @@ from sglang.srt.mem_cache.base_prefix_cache import (  # noqa: E402
 from sglang.srt.mem_cache.cache_init_params import CacheInitParams  # noqa: E402
 from sglang.srt.mem_cache.radix_cache import RadixCache, RadixKey  # noqa: E402
 
-from ownership.testing import Ownership, Refused  # noqa: E402
+from ownership.bridges.testing import Ownership, Refused  # noqa: E402
 
 VERSION = sglang.__version__
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sglang_allocator_spec.py")
@@ -239,8 +239,8 @@ class RadixCacheAdapter:
 
 def recorded_paged_allocator(pages: int, page_size: int, log, node: str) -> PagedTokenToKVPoolAllocator:
     """A real PagedTokenToKVPoolAllocator (need_sort=False) whose every alloc and free is
-    written to `log` (an ownership.record.EventLog) as page events of pool `node`."""
-    from ownership.record import record_sglang_allocator
+    written to `log` (an ownership.bridges.record.EventLog) as page events of pool `node`."""
+    from ownership.bridges.record import record_sglang_allocator
 
     allocator = PagedTokenToKVPoolAllocator(size=pages * page_size, page_size=page_size, dtype=torch.float16,
                                             device="cpu", kvcache=None, need_sort=False)
@@ -248,17 +248,17 @@ def recorded_paged_allocator(pages: int, page_size: int, log, node: str) -> Page
 
 
 class RecordingPagedAllocatorAdapter(PagedAllocatorAdapter):
-    """PagedAllocatorAdapter whose real allocator is recorded (ownership.record) into the
+    """PagedAllocatorAdapter whose real allocator is recorded (ownership.bridges.record) into the
     class's `log`: each run of a conformance check is its own pool, `decode-run<k>`, each of
     its requests `r<r>`. A forward (write) follows each allocation and a decode step (read)
     precedes each free, as the scheduler does, so the monitor checks reads as well."""
 
-    log = None  # an ownership.record.EventLog, set by the test
+    log = None  # an ownership.bridges.record.EventLog, set by the test
     runs = 0
 
     def __init__(self, params: dict[str, int]) -> None:
         super().__init__(params)
-        from ownership.record import record_sglang_allocator
+        from ownership.bridges.record import record_sglang_allocator
 
         type(self).runs += 1
         self.node = f"decode-run{type(self).runs}"

@@ -11,7 +11,7 @@ need_sort=False prepends freed pages (`_release_page_ids`), in ascending order (
 and allocates from the head. That is the kernel's "lifo" order, so this spec predicts the
 page numbers exactly; the other orders (need_sort=True: staged, then merged and sorted when an
 allocation runs short; TokenToKVPoolAllocator: appended, FIFO) are checked up to a renaming of
-pages (ownership.testing, match="renamed"). So are free groups, which free the union of their
+pages (ownership.bridges.testing, match="renamed"). So are free groups, which free the union of their
 pages sorted in one prepend, where the kernel frees one request after the other.
 
 `misuse=1` adds a client bug on purpose, a second free of a request's pages (SGLang #30937:

@@ -19,7 +19,7 @@ allows the step. `observe` reports each node's pages (SGLang page p is the spec'
 
 The fake transfer backend never pairs a sender with a receiver and moves no bytes; the
 order of the two sides (decode commits only after prefill's Success) is the spec's, and
-`RecordingPDAdapter` pairs what each side said by bootstrap room (ownership.record.PDHandoff)
+`RecordingPDAdapter` pairs what each side said by bootstrap room (ownership.bridges.record.PDHandoff)
 into the event log that `ownership monitor` checks.
 """
 
@@ -31,8 +31,8 @@ import sglang_pd_nodes as nodes
 from sglang.srt.disaggregation.base.conn import KVPoll
 from sglang.srt.disaggregation.utils import DisaggregationMode
 
-from ownership.record import EventLog, PDHandoff, record_sglang_allocator
-from ownership.testing import Ownership, Refused
+from ownership.bridges.record import EventLog, PDHandoff, record_sglang_allocator
+from ownership.bridges.testing import Ownership, Refused
 
 VERSION = nodes.VERSION
 
@@ -114,7 +114,7 @@ class PDAdapter:
 
 
 class RecordingPDAdapter(PDAdapter):
-    """PDAdapter whose nodes are recorded (ownership.record) into the class's `log`: both
+    """PDAdapter whose nodes are recorded (ownership.bridges.record) into the class's `log`: both
     allocators (alloc, free), the handoff (PDHandoff: send, land), and what only the
     scheduler knows: the forward's write, the first decode step's read over the request's
     row, and each node's finish. Each run is its own pair of pools, `prefill-run<k>` and

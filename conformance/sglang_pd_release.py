@@ -33,8 +33,8 @@ AutoConfig.register = staticmethod(lambda model_type, config, exist_ok=False: _r
 
 import sglang_pd_adapters as pa  # noqa: E402
 
-from ownership.record import EventLog  # noqa: E402
-from ownership.testing import conformance, replay_conformance  # noqa: E402
+from ownership.bridges.record import EventLog  # noqa: E402
+from ownership.bridges.testing import conformance, replay_conformance  # noqa: E402
 from specs.sglang_pd import SGLangPD  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ownership.testing import check_conformance, conformance
+from ownership.bridges.testing import check_conformance, conformance
 
 try:
     import sglang_adapters as sa
@@ -90,9 +90,9 @@ def test_the_debug_memory_pool_refuses_a_double_free_only_while_the_page_is_free
 def _serve_recorded(path, early_free: bool) -> None:
     """Two requests over the real paged allocator (page_size 4), as the scheduler runs them:
     alloc, forward (write), decode (read), free; the allocator's own calls are recorded by
-    ownership.record, the forwards and decode steps by the test. With `early_free`, r1 gives
+    ownership.bridges.record, the forwards and decode steps by the test. With `early_free`, r1 gives
     its second page back before its decode step (the injected bug)."""
-    from ownership.record import EventLog
+    from ownership.bridges.record import EventLog
 
     log = EventLog(path)
     allocator = sa.recorded_paged_allocator(8, 4, log, "decode")
@@ -158,7 +158,7 @@ def test_the_conformance_runs_record_a_log_that_passes_the_monitor(tmp_path):
     """Every run of the paged allocator's conformance check recorded from the real allocator
     (alloc, alloc_extend, alloc_decode, free), with the forwards and decode steps: the log
     holds every property."""
-    from ownership.record import EventLog
+    from ownership.bridges.record import EventLog
 
     path = tmp_path / "runs.jsonl"
     sa.RecordingPagedAllocatorAdapter.log = EventLog(path)
@@ -176,7 +176,7 @@ def test_the_recorded_double_free_of_the_real_allocator_fails_the_monitor_at_its
     reports double-free at the line of the second free."""
     import json
 
-    from ownership.record import EventLog
+    from ownership.bridges.record import EventLog
 
     path = tmp_path / "runs.jsonl"
     sa.RecordingPagedAllocatorAdapter.log = EventLog(path)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from ownership.record import EventLog
-from ownership.testing import check_conformance
+from ownership.bridges.record import EventLog
+from ownership.bridges.testing import check_conformance
 
 try:
     import sglang_pd_adapters as pa

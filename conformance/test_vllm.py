@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ownership.testing import check_conformance
+from ownership.bridges.testing import check_conformance
 
 try:
     import vllm_adapters as va
@@ -37,15 +37,15 @@ def test_the_kv_cache_manager_hands_out_exactly_the_blocks_the_spec_predicts(par
 
 
 def test_the_recorded_block_pool_passes_the_monitor_over_hits_and_evictions(tmp_path):
-    """The real BlockPool recorded (ownership.record: alloc, touch as share, free) while the
+    """The real BlockPool recorded (ownership.bridges.record: alloc, touch as share, free) while the
     conformance runs drive it: with evict-drops-hash (vLLM since #4764) the log holds every
     property, over prefix-cache hits and evictions; the runs agree with the model too."""
     import json
 
     from click.testing import CliRunner
 
+    from ownership.bridges.record import EventLog
     from ownership.cli import cli
-    from ownership.record import EventLog
 
     path = tmp_path / "runs.jsonl"
     va.RecordingKVCacheManagerAdapter.log = EventLog(path)

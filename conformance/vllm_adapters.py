@@ -26,7 +26,7 @@ from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
 from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec  # noqa: E402
 from vllm.v1.request import Request  # noqa: E402
 
-from ownership.testing import Ownership  # noqa: E402
+from ownership.bridges.testing import Ownership  # noqa: E402
 
 VERSION = vllm.__version__
 SPEC = "vllm_block_pool"
@@ -80,18 +80,18 @@ class KVCacheManagerAdapter:
 
 
 class RecordingKVCacheManagerAdapter(KVCacheManagerAdapter):
-    """KVCacheManagerAdapter whose real BlockPool is recorded (ownership.record) into the
+    """KVCacheManagerAdapter whose real BlockPool is recorded (ownership.bridges.record) into the
     class's `log`: each run its own pool `decode-run<k>`, each request `r<r>`. After a
     schedule the forward writes the request's new blocks (the prefix block under the key
     `p<c>` of its prefix, the partial block as the request's own KV); before a finish the
     decode step reads them, the prefix block by its key."""
 
-    log = None  # an ownership.record.EventLog, set by the test
+    log = None  # an ownership.bridges.record.EventLog, set by the test
     runs = 0
 
     def __init__(self, params: dict[str, int]) -> None:
         super().__init__(params)
-        from ownership.record import record_vllm_block_pool
+        from ownership.bridges.record import record_vllm_block_pool
 
         type(self).runs += 1
         self.node = f"decode-run{type(self).runs}"

@@ -1,7 +1,7 @@
 """The library entry points behind the CLI: load a spec, check it, replay a trace.
 
 `check("sglang_pd", fixes=["door-retire"])` returns a CheckResult; it is what `ownership
-check` runs and what a team's own tests (and ownership.testing, later) call.
+check` runs and what a team's own tests (and ownership.bridges.testing, later) call.
 """
 
 from __future__ import annotations
@@ -493,8 +493,8 @@ def _trace_liveness(trace: Trace) -> tuple[str, ...]:
 
 def load_adapter(ref: str, *, what: str = "conformance adapter") -> Any:
     """The object `FILE.py:NAME` that the user typed: a conformance adapter class
-    (ownership.testing: one method per action, and observe()), or an event adapter for
-    `monitor --spec` (ownership.follow). Its folder is put on sys.path first, as pytest does
+    (ownership.bridges.testing: one method per action, and observe()), or an event adapter for
+    `monitor --spec` (ownership.bridges.follow). Its folder is put on sys.path first, as pytest does
     for a test file, so that it can import the code it drives."""
     import contextlib
     import importlib.util

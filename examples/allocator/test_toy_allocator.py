@@ -6,7 +6,7 @@ to fail with `double-free`; the checked one refuses it and conforms.
 
 from toy_allocator_adapter import CheckedToyAllocatorAdapter, ToyAllocatorAdapter
 
-from ownership.testing import check_conformance, conformance
+from ownership.bridges.testing import check_conformance, conformance
 
 SPEC = __file__.replace("test_toy_allocator.py", "toy_allocator_spec.py")
 

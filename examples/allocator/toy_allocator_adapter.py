@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from toy_allocator import DoubleFree, PageAllocator
 
-from ownership.testing import Ownership, Refused
+from ownership.bridges.testing import Ownership, Refused
 
 
 class ToyAllocatorAdapter:

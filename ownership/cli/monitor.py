@@ -1,11 +1,11 @@
 """`ownership monitor EVENTS`: check a log of page events against the ownership kernel.
 
-EVENTS is a file of JSON lines (ownership/monitor.py says the format), or `-` for standard
+EVENTS is a file of JSON lines (ownership/bridges/monitor.py says the format), or `-` for standard
 input (a live stream: `tail -f events.jsonl | ownership monitor -`). The log is read line by
 line in constant memory; the first violation stops the command with exit 1, its message, and
 a trace of the pages' story (`--out`, for `ownership show`). Exit 0 says how many events
 were checked, and never more; Ctrl-C or a limit stops it with exit 3 and the count so far.
-With `--spec SPEC --adapter FILE.py:NAME` the spec is run along the log too (ownership.follow).
+With `--spec SPEC --adapter FILE.py:NAME` the spec is run along the log too (ownership.bridges.follow).
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from typing import IO, Any
 
 import click
 
-from .. import api, follow, limits
+from .. import api, limits
+from ..bridges import follow
+from ..bridges.monitor import DEFAULT_HISTORY, PROPERTIES, Coverage, Finding, Monitor, read_events
 from ..errors import UsageError
 from ..lang.properties import MONITOR_ONLY
-from ..monitor import DEFAULT_HISTORY, PROPERTIES, Coverage, Finding, Monitor, read_events
 from ..result import Verdict
 from .common import (
     EXIT_TABLE,

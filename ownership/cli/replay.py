@@ -97,7 +97,7 @@ def replay(trace_file: str, spec: str | None, fixes: tuple[str, ...], release: s
 
 def _on_the_implementation(trace: Any, spec: str | None, fixes: tuple[str, ...], adapter: str, match: str) -> Any:
     """`replay --adapter`: the trace's steps driven on the real code beside the model."""
-    from ..testing import replay_conformance
+    from ..bridges.testing import replay_conformance
 
     spec = api.spec_of_trace(trace, spec)
     cls = api.load_adapter(adapter)

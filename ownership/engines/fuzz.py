@@ -75,7 +75,7 @@ from .fuzz_search import (
 from .fuzz_shrink import PathShrinker
 
 #: What the rest of the code takes from the fuzz engine: its entry point and result (`check`,
-#: `Seen`), and the parts that ownership.testing and the swarm build on, from the modules
+#: `Seen`), and the parts that ownership.bridges.testing and the swarm build on, from the modules
 #: that hold them.
 __all__ = [
     "BURST", "DEFAULT_DATABASE", "DEFAULT_RUNS", "DEFAULT_SHRINK_SECONDS", "DEFAULT_STEPS", "PROFILES",

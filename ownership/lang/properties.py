@@ -7,7 +7,7 @@ written in it (docs/adr/0005-the-kernel-stands-on-the-language.md).
 
 It is also the one place that words them (issue 30, item 3; NOTE(one-voice)): when each is
 violated, its message, the hazard and what it names. Nothing here prints; the code that shows
-a property (traces/messages.py, monitor.py, render/) fills these words in with its own data.
+a property (traces/messages.py, bridges/monitor.py, render/) fills these words in with its own data.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Property:
     """How one built-in property is worded, wherever it is shown (issue 30, item 3).
 
     NOTE(one-voice): this table is the one place that words a property. Traces
-    (ownership/traces/messages.py), the monitor (ownership/monitor.py), `ownership list`
+    (ownership/traces/messages.py), the monitor (ownership/bridges/monitor.py), `ownership list`
     (render/text.py) and both viewers (render/view_model.py and viewer.py, render/html.py) fill its templates
     with their data and add no words of their own about a property;
     tests/language/test_property_wording.py holds them to it.

@@ -14,9 +14,10 @@ import jsonschema
 import pytest
 from conftest import ROOT, run_cli, spec_path
 
-from ownership import follow, schemas
+from ownership import schemas
 from ownership.api import model_for
-from ownership.monitor import parse_event
+from ownership.bridges import follow
+from ownership.bridges.monitor import parse_event
 from ownership.trace import read_itf
 
 EXAMPLE = "examples/monitor/sglang_pd_events.py:to_actions"

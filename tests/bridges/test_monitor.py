@@ -1,5 +1,5 @@
 """`ownership monitor`: a log of page events checked against the kernel's properties online
-(ownership/monitor.py, issue 15 item 1).
+(ownership/bridges/monitor.py, issue 15 item 1).
 
 Each property is caught by a small log at the right line, and the same log with the bug
 fixed passes; a violation's trace shows the pages' story with the engine's own request ids
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ownership import schemas
+from ownership.bridges.monitor import Monitor, parse_event
 from ownership.errors import EventLogError
-from ownership.monitor import Monitor, parse_event
 from ownership.trace import read_itf
 
 
@@ -183,7 +183,7 @@ def test_a_bad_line_is_one_error_line_with_its_file_and_line(case, tmp_path):
 
 
 def test_bytes_that_are_not_utf8_and_a_line_over_the_bound_are_refused(tmp_path, monkeypatch):
-    import ownership.monitor as monitor
+    import ownership.bridges.monitor as monitor
 
     path = tmp_path / "log.jsonl"
     path.write_bytes(b'{"event": "alloc", "node": "\xff", "request": "a", "pages": [0]}\n')
@@ -292,7 +292,7 @@ def test_only_a_write_or_a_read_names_a_key(tmp_path):
 
 
 def test_a_log_of_ever_new_requests_stops_counting_them_and_says_so(tmp_path, monkeypatch):
-    import ownership.monitor as monitor
+    import ownership.bridges.monitor as monitor
 
     monkeypatch.setattr(monitor, "MAX_COUNTED_REQUESTS", 3)
     events = []

@@ -1,4 +1,4 @@
-"""ownership.record: hooks that write what an allocator really did as the page-event log that
+"""ownership.bridges.record: hooks that write what an allocator really did as the page-event log that
 `ownership monitor` checks (issue 15, item 2). Here over stand-ins with SGLang's and vLLM's
 method shapes; conformance/test_sglang.py runs the same over the real SGLang allocator."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 import json
 
-from ownership.monitor import Monitor, read_events
-from ownership.record import (
+from ownership.bridges.monitor import Monitor, read_events
+from ownership.bridges.record import (
     EventLog,
     PDHandoff,
     record_sglang_allocator,

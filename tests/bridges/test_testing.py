@@ -1,4 +1,4 @@
-"""ownership.testing: check_spec in one line, and the conformance harness on the example allocator.
+"""ownership.bridges.testing: check_spec in one line, and the conformance harness on the example allocator.
 
 The example under examples/allocator (spec, real allocator, adapter) is the one docs/testing.md
 walks through; these tests keep it working. All checks use the derandomised "ci" profile and
@@ -15,9 +15,7 @@ import pytest
 from conftest import ROOT
 
 from ownership import Request, Spec, action, ints, per_request, pool
-from ownership.errors import UsageError
-from ownership.result import Verdict
-from ownership.testing import (
+from ownership.bridges.testing import (
     ConformanceError,
     Ownership,
     SpecViolated,
@@ -25,6 +23,8 @@ from ownership.testing import (
     check_spec,
     conformance,
 )
+from ownership.errors import UsageError
+from ownership.result import Verdict
 
 EXAMPLE = ROOT / "examples" / "allocator"
 SPEC = str(EXAMPLE / "toy_allocator_spec.py")
@@ -155,9 +155,9 @@ def test_an_adapter_without_a_method_for_an_action_is_a_usage_error(example):
 
 
 def test_the_pytest_plugin_sets_the_profile_and_the_number_of_runs():
-    """`-p ownership.pytest_plugin --ownership-runs N` runs the example's own tests with N runs."""
+    """`-p ownership.bridges.pytest_plugin --ownership-runs N` runs the example's own tests with N runs."""
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "ownership.pytest_plugin", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-p", "ownership.bridges.pytest_plugin", "-p", "no:cacheprovider",
          "--ownership-profile", "ci", "--ownership-runs", "15", "--ownership-steps", "10",
          str(EXAMPLE), "-v"],
         capture_output=True, text=True, cwd=EXAMPLE, timeout=120,
@@ -170,7 +170,7 @@ def test_the_pytest_plugin_sets_the_profile_and_the_number_of_runs():
 # -- failures that reproduce (issue 15, item 4) ------------------------------------------------
 
 FAILING_TEST = '''
-from ownership.testing import check_spec
+from ownership.bridges.testing import check_spec
 
 def test_the_double_free():
     check_spec({spec!r}, runs=200, steps=12)

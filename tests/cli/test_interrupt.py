@@ -147,7 +147,7 @@ def test_ctrl_c_is_exit_3_without_a_traceback_in_every_engine_and_phase(engine, 
 SESSION = """
 from pathlib import Path
 
-from ownership.testing import check_spec
+from ownership.bridges.testing import check_spec
 
 
 def test_first():

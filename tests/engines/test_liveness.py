@@ -428,7 +428,7 @@ def test_the_bounded_response_search_agrees_with_every_path_tried(case, bound):
 
 
 def test_check_spec_in_a_pytest_suite_checks_liveness_with_the_explicit_engine_and_warns_with_fuzz():
-    from ownership.testing import SpecViolated, check_spec
+    from ownership.bridges.testing import SpecViolated, check_spec
 
     with pytest.raises(SpecViolated, match="violates a-wait-ends"):
         check_spec(f"{RETRY}:Retry", engine="explicit")

@@ -30,7 +30,7 @@ GOLDEN = (ROOT / "tests") / "golden" / "viewer"
 FLAGGING = ("kernel.py", "interpret/concrete_kernel.py", "lang/state.py", "interpret/concrete.py")
 #: The code that shows a property to a user: it must take every word about one from the table.
 CONSUMERS = ("trace.py", *(f"traces/{m}.py" for m in ("data", "messages", "json_values", "itf", "files", "replay")),
-             "monitor.py", "cli/monitor.py", "render/text.py", "render/viewer.py",
+             "bridges/monitor.py", "cli/monitor.py", "render/text.py", "render/viewer.py",
              "render/view_model.py", "render/why.py", "render/html.py", "render/mermaid.py")
 
 ALL = {**PROPERTIES, **MONITOR_ONLY}
@@ -97,11 +97,11 @@ def test_every_property_the_kernel_flags_has_its_words_and_every_entry_is_flagge
 
 def test_the_monitor_flags_and_lists_exactly_the_table_s_monitored_properties():
     """The monitor's list IS the table's; what it flags is in it, and its own check too."""
-    from ownership import monitor
+    from ownership.bridges import monitor
     from ownership.cli.monitor import monitor as command
 
     assert monitor.PROPERTIES is MONITORED
-    assert _flagged(PACKAGE / "monitor.py") == set(MONITORED)
+    assert _flagged(PACKAGE / "bridges" / "monitor.py") == set(MONITORED)
     skip = next(p for p in command.params if p.name == "skip")
     assert list(skip.type.choices) == list(MONITORED)
 
@@ -160,7 +160,7 @@ def test_a_property_s_words_reach_the_trace_message():
 def test_the_monitor_words_a_free_in_flight_as_a_trace_does():
     """Unifying the words changed one monitor message (issue 30): a free in flight now names
     whose transfer is in flight, into or out of the page, as a spec's trace always did."""
-    from ownership.monitor import Monitor, parse_event
+    from ownership.bridges.monitor import Monitor, parse_event
 
     lines = ['{"event": "alloc", "node": "prefill", "request": "a", "pages": [1]}',
              '{"event": "write", "node": "prefill", "request": "a", "pages": [1]}',

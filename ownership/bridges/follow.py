@@ -1,7 +1,7 @@
 """Following an event log on a spec: the protocol's own properties checked on what an engine did.
 
 `ownership monitor EVENTS --spec SPEC --adapter FILE.py:NAME` checks the log with the kernel
-(ownership.monitor) and, beside it, runs the spec along the log: the adapter, the user's
+(ownership.bridges.monitor) and, beside it, runs the spec along the log: the adapter, the user's
 code, says which spec actions each event stands for, and the concrete interpreter (the
 semantics of every engine) fires them one after the other from the spec's initial state.
 
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from .errors import AdapterError, OwnershipError, SpecError
-from .interpret.concrete import Concrete
-from .lang.declare import RequestDomain, as_domain
-from .lang.model import Binding, Model
+from ..errors import AdapterError, OwnershipError, SpecError
+from ..interpret.concrete import Concrete
+from ..lang.declare import RequestDomain, as_domain
+from ..lang.model import Binding, Model
+from ..trace import Trace, Violation, build_trace
 from .monitor import Coverage, Event, Finding, Monitor
-from .trace import Trace, Violation, build_trace
 
 #: Spec steps kept for the trace of a finding.
 FOLLOW_HISTORY = 4096

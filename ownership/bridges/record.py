@@ -1,6 +1,6 @@
 """Recording what a real engine does to its KV pages, as the event log `ownership monitor` reads.
 
-`EventLog` writes one JSON line per event (the format of ownership/monitor.py). The hooks wrap
+`EventLog` writes one JSON line per event (the format of ownership/bridges/monitor.py). The hooks wrap
 the methods of a real engine object in place, so that every call is recorded with the pages it
 really handed out or took back, for a staging server or a test run:
 

@@ -1,4 +1,4 @@
-"""The pytest plugin of ownership (entry point `pytest11`): options for ownership.testing.
+"""The pytest plugin of ownership (entry point `pytest11`): options for ownership.bridges.testing.
 
     pytest --ownership-profile ci --ownership-runs 500
 
@@ -20,7 +20,7 @@ import pytest
 
 
 def pytest_addoption(parser: Any) -> None:
-    group = parser.getgroup("ownership", "ownership: spec and conformance checks (ownership.testing)")
+    group = parser.getgroup("ownership", "ownership: spec and conformance checks (ownership.bridges.testing)")
     group.addoption("--ownership-profile", default=None, metavar="NAME",
                     help="fuzz profile: default, ci (derandomised), or a registered Hypothesis profile"
                          " (default: ci when $CI is set, else default)")
@@ -66,9 +66,9 @@ def pytest_runtest_call(item: Any) -> Any:
 
     While the test runs, Ctrl-C is raised at a safe point (NOTE(safe-stop) in
     ownership/limits.py): inside Hypothesis's gc callback it was dropped, and the fuzz search
-    went on. A check that Ctrl-C stopped raises KeyboardInterrupt (ownership.testing), which
+    went on. A check that Ctrl-C stopped raises KeyboardInterrupt (ownership.bridges.testing), which
     ends the session."""
-    from .limits import interrupts_at_safe_points
+    from ..limits import interrupts_at_safe_points
     from .testing import DEFAULTS
 
     DEFAULTS.seeds_used.clear()

@@ -1,6 +1,6 @@
 """Checking a log of page events against the ownership kernel, online (`ownership monitor`).
 
-A running engine (or a recording of one, ownership.record) writes one JSON object per line:
+A running engine (or a recording of one, ownership.bridges.record) writes one JSON object per line:
 
     {"event": "alloc", "node": "decode", "request": "req-17", "pages": [3, 4], "t": 12.5}
 
@@ -52,8 +52,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .errors import EventLogError, shorten
-from .lang.properties import (
+from ..errors import EventLogError, shorten
+from ..lang.properties import (
     ALLOC_HELD,
     DOUBLE_FREE,
     FREE_IN_FLIGHT,
@@ -64,8 +64,8 @@ from .lang.properties import (
     STALE_READ,
     WRITE_UNOWNED,
 )
-from .lang.properties import PROPERTIES as WORDING
-from .trace import Step, Trace, Violation, unique_keys
+from ..lang.properties import PROPERTIES as WORDING
+from ..trace import Step, Trace, Violation, unique_keys
 
 #: The events a log may hold.
 EVENTS = ("alloc", "share", "free", "write", "send", "land", "read", "finish")
@@ -102,7 +102,7 @@ class Event:
     t: float | None = None
     key: str | None = None         # write, read: the content is this key, not the request's KV
     #: the line's other fields whose values are a string, a number or a boolean (for an
-    #: adapter that maps events to a spec's actions, ownership.follow)
+    #: adapter that maps events to a spec's actions, ownership.bridges.follow)
     fields: tuple[tuple[str, Any], ...] = ()
 
     def get(self, name: str, default: Any = None) -> Any:

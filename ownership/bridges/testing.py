@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .confirm import confirm
-from .errors import OwnershipError, UsageError
-from .interpret.concrete import Flag
-from .lang.declare import BoolDomain, EnumDomain, PageSetDomain, as_domain
-from .lang.model import Model
-from .lang.spec import Spec, did_you_mean
-from .result import CheckResult, Coverage, Verdict
-from .trace import Trace, Violation, build_trace
+from ..confirm import confirm
+from ..errors import OwnershipError, UsageError
+from ..interpret.concrete import Flag
+from ..lang.declare import BoolDomain, EnumDomain, PageSetDomain, as_domain
+from ..lang.model import Model
+from ..lang.spec import Spec, did_you_mean
+from ..result import CheckResult, Coverage, Verdict
+from ..trace import Trace, Violation, build_trace
 
 __all__ = [
     "DEFAULTS",
@@ -65,7 +65,7 @@ __all__ = [
 class Defaults:
     """Settings for every check_spec / check_conformance call that does not pass its own.
 
-    The pytest plugin (ownership.pytest_plugin) sets them from --ownership-profile,
+    The pytest plugin (ownership.bridges.pytest_plugin) sets them from --ownership-profile,
     --ownership-runs and --ownership-steps."""
 
     profile: str | None = None  # None: "ci" when the CI environment variable is set, else "default"
@@ -99,11 +99,11 @@ class SpecViolated(AssertionError):
 def model_of(spec: str | type[Spec], *, params: dict[str, int] | None = None, fixes: Any = ()) -> Model:
     """A Model from a spec path or shipped name, or from a Spec class defined in a test."""
     if isinstance(spec, str):
-        from .api import model_for
+        from ..api import model_for
 
         return model_for(spec, params=params, fixes=fixes)
     if isinstance(spec, type) and issubclass(spec, Spec):
-        from .interpret.validate import build_model
+        from ..interpret.validate import build_model
 
         return build_model(spec, params or {}, fixes)
     raise UsageError(f"spec={spec!r}: give a spec file path, a shipped spec name, or a Spec class")
@@ -128,8 +128,8 @@ def check_spec(
     "explicit" explores every reachable state. An inconclusive check (stopped by
     `max_seconds`) fails too: a test that established nothing must not pass."""
     __tracebackhide__ = True  # a failure starts with the trace, not with this function's source
-    from .engines import explicit, fuzz
-    from .render.text import render_trace
+    from ..engines import explicit, fuzz
+    from ..render.text import render_trace
 
     model = model_of(spec, params=params, fixes=fixes)
     if engine == "fuzz":
@@ -141,14 +141,14 @@ def check_spec(
         if result.coverage.seed is not None:
             DEFAULTS.seeds_used.append(result.coverage.seed)
     elif engine == "explicit":
-        from . import api
+        from .. import api
 
         result = explicit.check(model, max_seconds=max_seconds)
         if model.liveness_checked():  # the same liveness check as `ownership check`
             result = api.check_liveness(model, "explicit", result, max_states=None, measure=False,
                                         max_seconds=max_seconds, reporter=None)
     elif isinstance(spec, str):
-        from . import api
+        from .. import api
 
         if engine not in api.ENGINES:
             raise UsageError(f"unknown engine {engine!r}; available: fuzz, {', '.join(api.ENGINES)}")
@@ -196,7 +196,7 @@ def failure_artifacts(trace: Any, seed: int | None) -> list[str]:
         return []
     node = test.rsplit(" (", 1)[0]
     lines = []
-    from .trace import to_itf, write_output
+    from ..trace import to_itf, write_output
 
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", node).strip("_")[:150] + ".itf.json"
     path = FAILURES / name
@@ -505,7 +505,7 @@ class _Driver:
         except Exception as e:  # the implementation's own error: report it as data, with both sides
             obs_text = self._safe_observe()
             return _Failure("error", i, f"the implementation raised {type(e).__name__}: {e} in {label}"
-                            " (raise ownership.testing.Refused from it if refusing is intended)",
+                            " (raise ownership.bridges.testing.Refused from it if refusing is intended)",
                             h.describe_model(state, h.model.pools), obs_text)
         return self._after(i, label, state, flags, b)
 
@@ -523,8 +523,8 @@ class _Driver:
         impl_side = h.describe_impl(obs)
         own = h.judge_observation(obs)
         if flags:
-            from .engines.fuzz import primary
-            from .kernel import PROPERTIES
+            from ..engines.fuzz import primary
+            from ..kernel import PROPERTIES
 
             prop = primary(flags)
             if prop in PROPERTIES:
@@ -564,8 +564,8 @@ def conformance(
     for each run and returns a fresh adapter. `match`: "pages" (the same page numbers),
     "renamed" (the same pages up to a renaming fixed at allocation: for a free-list order the
     spec does not model), or "counts" (how many pages are free and held)."""
-    from .engines import fuzz
-    from .render.text import render_trace
+    from ..engines import fuzz
+    from ..render.text import render_trace
 
     model = model_of(spec, params=params, fixes=fixes)
     harness = _Harness(model, adapter, match)
@@ -667,7 +667,7 @@ def conformance(
 def _replay(harness: _Harness, explorer: Any, path: tuple[int, ...]) -> Any:
     """Drive a fresh implementation along `path`: the failure it ends in, or None if it passes
     (or a binding is not enabled in the model, or the implementation rightly refused)."""
-    from .engines import fuzz
+    from ..engines import fuzz
 
     driver = _Driver(harness)
     try:
@@ -709,7 +709,7 @@ def replay_conformance(trace: Trace, spec: str | type[Spec], adapter: Callable[[
     """Drive a fresh implementation (`adapter`) along the steps of `trace`, beside the model,
     checking it after every step as a conformance run does: whether the real code still
     diverges where the trace says (or conforms now, after a fix of the implementation)."""
-    from .engines import fuzz
+    from ..engines import fuzz
 
     model = model_of(spec, params=trace.params if params is None else params,
                      fixes=trace.fixes if fixes is None else fixes)
