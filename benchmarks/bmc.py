@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from ownership.api import model_for
-from ownership.engines import bmc, explicit
+from ownership.engines import bmc, per_state
 
 
 def depth_in(seconds: float, *, params: dict[str, int] | None = None, fixes: tuple[str, ...] = ("door-retire",),
@@ -96,18 +96,18 @@ def main() -> None:
         print(f"| bmc depth in {args.seconds:.0f} s, {label} | {what} (last depths, s: {steps}) | {result.coverage.seconds:.1f} s |")
 
     big = model_for("sglang_pd", params={"requests": 3, "decode_pool": 6}, fixes=["door-retire"])
-    t_big, ex_big = best_of(1, lambda: explicit.check(big))
+    t_big, ex_big = best_of(1, lambda: per_state.check(big))
     print(f"| same larger instance, explicit check | {ex_big.verdict.word}, {ex_big.coverage.states:,} states, depth {ex_big.coverage.depth} | {t_big:.1f} s |")
 
     incident = model_for("sglang_pd")
-    t_ex, ex = best_of(args.repeat, lambda: explicit.check(incident))
+    t_ex, ex = best_of(args.repeat, lambda: per_state.check(incident))
     t_sy, sy = best_of(args.repeat, lambda: bmc.check(incident, max_depth=20, sometimes=False))
     assert len(ex.trace.steps) == len(sy.trace.steps) == 7
     print(f"| incident, shortest counterexample (6 steps, stale-read): explicit | {ex.coverage.states} states | {t_ex:.3f} s |")
     print(f"| incident, shortest counterexample (6 steps, stale-read): bmc | {sy.coverage.queries} solver queries | {t_sy:.3f} s ({t_sy / t_ex:.0f}x explicit) |")
 
     fixed = model_for("sglang_pd", fixes=["door-retire"])
-    t_ex, ex = best_of(1, lambda: explicit.check(fixed))
+    t_ex, ex = best_of(1, lambda: per_state.check(fixed))
     print(f"| fixed spec, explicit check | {ex.verdict.word}, {ex.coverage.states} states, depth {ex.coverage.depth} | {t_ex:.2f} s |")
     t_pr, pr = best_of(1, lambda: bmc.prove(fixed))
     how = f"k = {pr.k}" if pr.k else f"no execution longer than {pr.coverage.depth} steps"

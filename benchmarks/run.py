@@ -10,7 +10,7 @@ search is complete; each has a Promela twin in benchmarks/peers/. For each model
 sizes every tool runs in its own process; the table gives states, states/s, peak memory (the
 process's maximum resident set), wall time and CPU time for
 
-  (a) the per-state engine (ownership.engines.explicit), capped at --cap seconds where it
+  (a) the per-state engine (ownership.engines.per_state), capped at --cap seconds where it
       would take longer (the row then says so and counts what it reached);
   (b) the batch engine (ownership.engines.batch), one process, and for sglang_pd's largest
       size with --workers 2;
@@ -134,13 +134,13 @@ class Row:
 def child(args: argparse.Namespace) -> None:
     """Run one of our engines in this (child) process and print one JSON line."""
     from ownership.api import model_for
-    from ownership.engines import batch, explicit, native
+    from ownership.engines import batch, native, per_state
 
     params = json.loads(args.params)
     model = model_for(args.spec, params=params, fixes=tuple(json.loads(args.fixes)))
     cpu, build = time.process_time(), 0.0
     if args.child == "explicit":
-        result = explicit.check(model, max_seconds=args.cap)
+        result = per_state.check(model, max_seconds=args.cap)
     elif args.child == "compile":  # (the native engine's first compilation, into a fresh cache)
         from ownership.interpret.batch import BatchModel
         from ownership.interpret.native import NativeModel

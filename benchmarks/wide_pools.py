@@ -25,7 +25,7 @@ import tempfile
 import time
 
 from ownership import model_for
-from ownership.engines import batch, explicit, native
+from ownership.engines import batch, native, per_state
 from ownership.interpret.batch import BatchModel
 
 
@@ -58,7 +58,7 @@ def main() -> None:
         n_s = time.perf_counter() - t
         assert n_got.coverage.states == got.coverage.states, (n_got.coverage, got.coverage)
         t = time.perf_counter()
-        ref = explicit.check(model, max_seconds=args.cap)
+        ref = per_state.check(model, max_seconds=args.cap)
         e_s = time.perf_counter() - t
         b_rate, e_rate, n_rate = got.coverage.states / b_s, ref.coverage.states / e_s, n_got.coverage.states / n_s
         rows.append(f"| {pool} | {bm.graph.K} | {bm.layout.words} | {got.coverage.states:,} ({got.verdict.name.lower()})"

@@ -390,27 +390,11 @@ def _run_engine(model: Model, chosen: registry.Settings, *, max_seconds: float |
                             max_seconds=max_seconds, reporter=reporter, liveness=True)
         result.model = model
         return result
-    from .engines import batch, explicit
+    from .engines import explicit
 
-    workers = 1 if chosen.workers is None else chosen.workers
-    # The batch (numpy) engine is the explicit engine whenever its pools have at most 1,024
-    # pages (over 63, page sets in limbs: NOTE(wide-pages)); the per-state engine covers larger
-    # pools, with the same results (tests/engines/test_batch.py).
-    why_not = batch.supports(model)
-    bounds = {"max_states": chosen.max_states, "max_depth": chosen.max_depth, "max_seconds": max_seconds,
-              "reporter": reporter}
-    if chosen.native:
-        from .engines import native as compiled
-
-        result = compiled.check(model, **bounds, max_memory=chosen.max_memory, symmetry=chosen.symmetry)
-    elif why_not is None:
-        result = batch.check(model, **bounds, max_memory=chosen.max_memory, workers=workers, symmetry=chosen.symmetry)
-    elif chosen.symmetry or workers > 1 or (chosen.max_memory is not None and not limits.active()):
-        # (the per-state engine has no memory guard of its own: under a command's limits,
-        # ownership.limits, the command's ceiling stands for --max-memory)
-        raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and {why_not}")
-    else:
-        result = explicit.check(model, **bounds)
+    result = explicit.check(model, native=chosen.native, symmetry=chosen.symmetry, workers=chosen.workers,
+                            max_memory=chosen.max_memory, max_states=chosen.max_states, max_depth=chosen.max_depth,
+                            max_seconds=max_seconds, reporter=reporter)
     result.model = model
     return result
 

@@ -128,7 +128,7 @@ def check_spec(
     "explicit" explores every reachable state. An inconclusive check (stopped by
     `max_seconds`) fails too: a test that established nothing must not pass."""
     __tracebackhide__ = True  # a failure starts with the trace, not with this function's source
-    from ..engines import explicit, fuzz
+    from ..engines import fuzz, per_state
     from ..render.text import render_trace
 
     model = model_of(spec, params=params, fixes=fixes)
@@ -143,7 +143,7 @@ def check_spec(
     elif engine == "explicit":
         from .. import api
 
-        result = explicit.check(model, max_seconds=max_seconds)
+        result = per_state.check(model, max_seconds=max_seconds)
         if model.liveness_checked():  # the same liveness check as `ownership check`
             result = api.check_liveness(model, "explicit", result, max_states=None, measure=False,
                                         max_seconds=max_seconds, reporter=None)

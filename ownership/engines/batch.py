@@ -1,6 +1,6 @@
 """The batch explicit-state engine: level-synchronous breadth-first search over packed frontiers.
 
-The same search as ownership.engines.explicit (which stays the per-state reference), run a
+The same search as ownership.engines.per_state (which stays the per-state reference), run a
 block of a BFS level at a time with the batch interpreter (ownership.interpret.batch):
 
 - states are packed rows (a few uint64 words, `Layout`), kept in one store by state id, in
@@ -109,7 +109,7 @@ def check(
 ) -> CheckResult:
     """Explore the reachable states of `model` breadth first, a block of a level at a time.
 
-    Returns what ownership.engines.explicit.check returns (the same verdict, counts and trace)
+    Returns what ownership.engines.per_state.check returns (the same verdict, counts and trace)
     and, with symmetry, counts of representatives and of the states they stand for."""
     why = supports(model)
     if why is not None:
@@ -130,9 +130,9 @@ def check(
         if symmetry or workers > 1 or (max_memory is not None and not limits.active()):
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
                              f" {exp.bm.unsupported} 64 bits; check it without them")
-        from . import explicit
+        from . import per_state
 
-        return explicit.check(model, max_states=max_states, max_depth=max_depth,
+        return per_state.check(model, max_states=max_states, max_depth=max_depth,
                               max_seconds=max_seconds, reporter=reporter, report_every=report_every)
     if symmetry:
         from .symmetry import require_symmetric
@@ -499,7 +499,7 @@ class _Search:
 
         NOTE(first-event): the search ends at the shallowest depth where a violation or a spec
         error happens, and at one depth a violation wins over a spec error (the per-state
-        engine's rule: ownership.engines.explicit). A step of level d that raises a spec error
+        engine's rule: ownership.engines.per_state). A step of level d that raises a spec error
         (depth d + 1) is therefore kept pending while the rest of the level is expanded; a
         violation of depth d + 1 found meanwhile wins, else the first error in discovery order
         is raised at the end of the level."""

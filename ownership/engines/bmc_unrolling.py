@@ -81,7 +81,7 @@ class Unrolling:
         when a property of s_k does, ("clear", k, None), or ("exhausted", k, None) when no
         execution has k steps.
 
-        NOTE(first-event) in ownership.engines.explicit: at one depth a violation wins over a
+        NOTE(first-event) in ownership.engines.per_state: at one depth a violation wins over a
         spec error. So the step into k is checked for the kernel's flags, then the state s_k
         for its properties, and only then both for spec errors. A depth found violated stays
         unsettled, so a caller may add constraints (block a parameter value) and ask again."""

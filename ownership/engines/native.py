@@ -5,7 +5,7 @@ this module compiles it, runs it a slice of states at a time (so that progress i
 --max-seconds and --max-memory hold, and Ctrl-C stops it between slices, keeping what it
 found), and turns what it stops at into the result the per-state and batch engines return:
 the same states, transitions, depth, verdict and trace (NOTE(first-event) of
-ownership.engines.explicit: the first violation in discovery order at the shallowest depth,
+ownership.engines.per_state: the first violation in discovery order at the shallowest depth,
 a spec error of a depth raised only once that depth is done). A counterexample is rebuilt
 from the stored parents and replayed by the concrete interpreter, whose flags it reports.
 
@@ -47,7 +47,7 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
           max_seconds: float | None = None, max_memory: int | None = None, symmetry: bool = False,
           reporter: Reporter | None = None, report_every: float = 0.5) -> CheckResult:
     """Explore the reachable states of `model` breadth first in compiled code; returns what
-    ownership.engines.explicit.check returns (with symmetry, what the batch engine returns)."""
+    ownership.engines.per_state.check returns (with symmetry, what the batch engine returns)."""
     why = supports(model)
     if why is not None:
         raise UsageError(why + "; the native engine takes what the batch engine takes")
@@ -61,9 +61,9 @@ def check(model: Model, *, max_states: int | None = None, max_depth: int | None 
         if symmetry:
             raise UsageError(f"--symmetry, --workers and --max-memory need the batch engine, and"
                              f" {bm.unsupported} 64 bits; check it without them")  # (the batch engine's words)
-        from . import explicit
+        from . import per_state
 
-        return explicit.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
+        return per_state.check(model, max_states=max_states, max_depth=max_depth, max_seconds=max_seconds,
                               reporter=reporter, report_every=report_every)
     canon = _canonicaliser(model, bm) if symmetry else None
     # (compiling a model of large pools takes minutes, once: the progress line says so, and a

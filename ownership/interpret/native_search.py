@@ -8,7 +8,7 @@ and the entry points (ownership_new, ownership_run, ...) that ownership.engines.
 through ctypes a time slice at a time.
 """
 
-#: The search: the per-state engine's breadth-first order (ownership.engines.explicit), its
+#: The search: the per-state engine's breadth-first order (ownership.engines.per_state), its
 #: NOTE(first-event) rule and its counts, over packed states. Status codes: see STATUS.
 SEARCH = r"""
 /* A successor of a parent of the batch: the words and hash of a step, or a spec error. */

@@ -5,7 +5,7 @@ oracle (tests/differential/oracle.py) and then each engine on a fresh model:
 
 | engine   | call                                             | must answer                                  |
 |----------|--------------------------------------------------|----------------------------------------------|
-| explicit | ownership.engines.explicit.check                 | the oracle's decision; when verified, its     |
+| explicit | ownership.engines.per_state.check                 | the oracle's decision; when verified, its     |
 |          |                                                  | state and transition counts and sometimes    |
 | batch    | ownership.engines.batch.check                    | the same                                     |
 | partitioned | partitioned.check(parts=3), in this process   | the same (the search of --ray, --checkpoint) |
@@ -381,14 +381,14 @@ def run_engines(spec: GeneratedSpec, path: Path, oracle: Oracle, engines: tuple[
                 proof: Oracle | None = None) -> dict[str, Answer]:
     """Every engine's answer, each on a freshly loaded model (one engine cannot spoil another).
     `proof`: the oracle with the spec's lemmas as invariants, for prove (default: `oracle`)."""
-    from ownership.engines import batch, bmc, explicit, fuzz, native, partitioned
+    from ownership.engines import batch, bmc, fuzz, native, partitioned, per_state
 
     d = oracle.first
     depth = d if d is not None else oracle.deepest + 1
     pd = (proof or oracle).first
     k = max(pd if pd is not None else (proof or oracle).deepest + 1, 1)
     calls: dict[str, tuple[str, Callable[[Model], Any]]] = {
-        "explicit": ("explicit.check(model)", lambda m: explicit.check(m)),
+        "explicit": ("per_state.check(model)", lambda m: per_state.check(m)),
         "batch": ("batch.check(model)", lambda m: batch.check(m)),
         "partitioned": ("partitioned.check(model, parts=3)", lambda m: partitioned.check(m, parts=3)),
         "native": ("native.check(model)", lambda m: native.check(m)),

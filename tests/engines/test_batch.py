@@ -1,6 +1,6 @@
 """The batch engine and interpreter agree with the per-state reference, exactly.
 
-The per-state engine (ownership.engines.explicit, on the concrete interpreter) is the
+The per-state engine (ownership.engines.per_state, on the concrete interpreter) is the
 reference: on the shipped spec with each fix, on the batch test specs (one per kernel property
 and one with an invariant, tests/specs_batch/) and on the kernel zoo (tests/specs/), the batch
 engine finds the same verdict, the same state and transition counts, and the same trace.
@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, same_search
 
 from ownership import SpecError, UsageError, Verdict, model_for
-from ownership.engines import batch, explicit, visited
+from ownership.engines import batch, per_state, visited
 from ownership.engines.symmetry import Canonicaliser, apply_concrete, equivariance_problem
 from ownership.interpret.batch import BatchModel
 from ownership.interpret.concrete import Concrete
@@ -35,7 +35,7 @@ def _batch_spec(name: str) -> str:
 def test_the_batch_engine_reproduces_the_per_state_engine_on_the_shipped_spec(fixes):
     """sglang_pd with no fix and with each fix: same verdict, counts and trace."""
     model = model_for("sglang_pd", fixes=fixes)
-    same_search(explicit.check(model), batch.check(model))
+    same_search(per_state.check(model), batch.check(model))
 
 
 def test_the_incident_counterexample_and_the_door_retire_state_count_are_pinned():
@@ -60,7 +60,7 @@ def test_the_batch_engine_reproduces_the_per_state_engine_on_each_batch_test_spe
     path = _batch_spec(spec)
     fixes = list(model_for(path).spec_cls._fixes) if with_fix else []
     model = model_for(path, fixes=fixes)
-    ref = explicit.check(model)
+    ref = per_state.check(model)
     assert ref.verdict is (Verdict.VERIFIED if with_fix else Verdict.VIOLATED)
     same_search(ref, batch.check(model))
 
@@ -83,7 +83,7 @@ def test_the_batch_engine_reproduces_the_per_state_engine_on_the_kernel_zoo(spec
     path = str(Path("tests") / "specs" / spec)
     for fixes in ([], list(model_for(path).spec_cls._fixes)):
         model = model_for(path, fixes=fixes)
-        same_search(explicit.check(model), batch.check(model))
+        same_search(per_state.check(model), batch.check(model))
 
 
 def test_every_successor_of_every_reachable_state_matches_the_concrete_interpreter():
@@ -225,21 +225,21 @@ def test_symmetry_is_refused_for_a_spec_that_singles_out_a_request():
     assert equivariance_problem(model, BatchModel(model)) is not None
     with pytest.raises(UsageError, match="not interchangeable"):
         batch.check(model, symmetry=True)
-    assert batch.check(model).verdict is explicit.check(model).verdict
+    assert batch.check(model).verdict is per_state.check(model).verdict
 
 
 def test_a_state_limit_stops_where_the_per_state_engine_stops():
     """--max-states: bounded, with the per-state engine's counts and checked depth."""
     model = model_for("sglang_pd", fixes=["door-retire"])
     for limit in (1, 2, 100, 500):
-        same_search(explicit.check(model, max_states=limit), batch.check(model, max_states=limit))
+        same_search(per_state.check(model, max_states=limit), batch.check(model, max_states=limit))
 
 
 def test_a_depth_limit_stops_where_the_per_state_engine_stops():
     """--max-depth: bounded at that depth, and the violation one step deeper is found."""
     model = model_for("sglang_pd")
     for depth in (0, 1, 5):
-        same_search(explicit.check(model, max_depth=depth), batch.check(model, max_depth=depth))
+        same_search(per_state.check(model, max_depth=depth), batch.check(model, max_depth=depth))
     assert batch.check(model, max_depth=6).verdict is Verdict.VIOLATED
 
 
@@ -336,7 +336,7 @@ def test_pools_past_62_pages_are_checked_in_limbs_and_past_1024_refused():
     pages are refused with a message that names the pool."""
     for pages in (62, 63, 64):
         model = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": pages})
-        same_search(explicit.check(model), batch.check(model))
+        same_search(per_state.check(model), batch.check(model))
     big = model_for(_batch_spec("stale_read_lifo.py"), params={"requests": 1, "pages": 1025})
     assert "1025 pages" in batch.supports(big)
     with pytest.raises(UsageError, match="1025 pages"):
@@ -347,7 +347,7 @@ def test_a_write_outside_its_domain_is_the_concrete_interpreters_spec_error():
     """A bad write is reported as the per-state engine reports it: file, line, slot, value."""
     model = model_for(str(Path("tests") / "specs" / "bad" / "out_of_domain.py"))
     with pytest.raises(SpecError) as ref:
-        explicit.check(model)
+        per_state.check(model)
     with pytest.raises(SpecError) as got:
         batch.check(model)
     assert str(got.value) == str(ref.value)
@@ -360,14 +360,14 @@ def test_fixme_symmetry_is_not_available_for_shared_pools():
     model = model_for(str(Path("tests") / "specs" / "prefix_cache.py"))
     with pytest.raises(UsageError, match="not interchangeable"):
         batch.check(model, symmetry=True)
-    assert batch.check(model).verdict is explicit.check(model).verdict
+    assert batch.check(model).verdict is per_state.check(model).verdict
 
 
 def test_a_value_beyond_64_bits_makes_the_batch_engine_hand_over_to_the_per_state_engine():
     """An intermediate value that cannot fit int64 is computed exactly (by the per-state engine),
     never wrapped; --symmetry, which needs the batch engine, is refused with the reason."""
     model = model_for(_batch_spec("wide_values.py"))
-    got, ref = batch.check(model), explicit.check(model)
+    got, ref = batch.check(model), per_state.check(model)
     assert got.verdict is ref.verdict is Verdict.VERIFIED
     assert got.coverage.states == ref.coverage.states == 4
     with pytest.raises(UsageError, match="may not fit a 64-bit integer"):

@@ -19,7 +19,7 @@ import pytest
 from conftest import check_canonical_on_orbits
 
 from ownership import SpecError, UsageError, model_for
-from ownership.engines import batch, explicit, partitioned
+from ownership.engines import batch, partitioned, per_state
 from ownership.interpret.batch import (
     BatchModel,
     Layout,
@@ -50,7 +50,7 @@ def _agree(path: str, params: dict, fixes=()) -> tuple:
     assert batch.supports(model) is None
     assert BatchModel(model, reachable=True).unsupported is None
     got = _outcome(lambda: batch.check(model))
-    ref = _outcome(lambda: explicit.check(model))
+    ref = _outcome(lambda: per_state.check(model))
     assert got == ref
     return ref
 
@@ -146,7 +146,7 @@ def test_the_native_engine_equals_the_per_state_engine_on_a_wide_pool():
 
     for fixes in ([], ["write-first"]):
         model = model_for(_spec("specs", "stale_read.py"), params={"pages": 70}, fixes=fixes)
-        assert _outcome(lambda m=model: native.check(m)) == _outcome(lambda m=model: explicit.check(m))
+        assert _outcome(lambda m=model: native.check(m)) == _outcome(lambda m=model: per_state.check(m))
 
 
 # --------------------------------------------------------------------------- the limb lowering
@@ -363,7 +363,7 @@ def test_bmc_renames_requests_of_wide_pools_only_where_every_limb_allows_it(tmp_
     passes, which now reads every limb of a wide page set: not for r1 and r2 taking different
     pages of the second limb (it finds r2's violation at the explicit engine's depth), and for
     the symmetric variant, whose verdict is the one of every order and every naming."""
-    from ownership.engines import bmc, explicit
+    from ownership.engines import bmc, per_state
     from ownership.engines.bmc_order import interchangeable as _interchangeable
     from ownership.interpret.smt import encode
 
@@ -373,7 +373,7 @@ def test_bmc_renames_requests_of_wide_pools_only_where_every_limb_allows_it(tmp_
         model = model_for(str(path), params=params)
         assert batch.wide_pools(model)
         assert _interchangeable(encode(model, symbolic=()), symbolic=(), lemmas=False) is symmetric
-        ref = explicit.check(model)
+        ref = per_state.check(model)
         for canonical in (True, False):
             got = bmc.check(model, max_depth=4, sometimes=False, canonical=canonical)
             if ref.violation is not None:

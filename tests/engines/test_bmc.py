@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ownership.api import model_for
-from ownership.engines import bmc, explicit
+from ownership.engines import bmc, per_state
 from ownership.errors import SpecError, UsageError
 from ownership.interpret.concrete import Concrete
 from ownership.lang.loader import load_spec, shipped_specs
@@ -62,7 +62,7 @@ def steps(result: Any) -> int:
 def test_bmc_finds_the_incident_as_the_same_shortest_counterexample_as_the_explicit_engine() -> None:
     """On sglang_pd without fixes both engines report stale-read in 6 steps, a cross-request leak."""
     model = model_for("sglang_pd")
-    ex = explicit.check(model)
+    ex = per_state.check(model)
     sy = bmc.check(model, max_depth=8)
     assert ex.verdict is sy.verdict is Verdict.VIOLATED
     assert ex.violation.property == sy.violation.property == "stale-read"
@@ -75,7 +75,7 @@ def test_bmc_finds_the_incident_as_the_same_shortest_counterexample_as_the_expli
 def test_both_engines_catch_every_seeded_bug_with_the_same_property_and_length(spec: str, prop: str, length: int) -> None:
     """Every member of the zoo is violated under both engines: same property, same shortest length."""
     model = zoo(spec)
-    ex = explicit.check(model)
+    ex = per_state.check(model)
     sy = bmc.check(model, max_depth=length + 2)
     assert ex.verdict is sy.verdict is Verdict.VIOLATED
     assert ex.violation.property == sy.violation.property == prop
@@ -87,7 +87,7 @@ def test_both_engines_agree_completely_on_sglang_pd_with_one_request(fix: str | 
     """With one request the whole state space is small: bmc exhausts every execution and agrees
     with the explicit engine on the verdict, the longest depth and the sometimes-properties."""
     model = model_for("sglang_pd", params={"requests": 1}, fixes=[fix] if fix else [])
-    ex = explicit.check(model)
+    ex = per_state.check(model)
     sy = bmc.check(model, max_depth=12)
     assert ex.verdict is sy.verdict
     if ex.verdict is Verdict.VIOLATED:
@@ -104,7 +104,7 @@ def test_both_engines_find_no_violation_within_six_steps_of_each_fixed_sglang_pd
     """At the default parameters each fix leaves no violation within 6 steps, under both engines,
     and the bmc verdict says `bounded`, with the bound, never more."""
     model = model_for("sglang_pd", fixes=[fix])
-    ex = explicit.check(model, max_depth=6)
+    ex = per_state.check(model, max_depth=6)
     sy = bmc.check(model, max_depth=6, sometimes=False)
     assert ex.verdict is sy.verdict is Verdict.BOUNDED
     assert sy.coverage.bound_depth == 6 and not sy.coverage.complete
@@ -118,7 +118,7 @@ def test_both_engines_agree_on_every_shipped_spec_without_fixes_and_with_all_of_
     cls = load_spec(name)
     for fixes in ([], list(cls._fixes)):
         model = model_for(name, fixes=fixes)
-        ex = explicit.check(model, max_depth=6)
+        ex = per_state.check(model, max_depth=6)
         sy = bmc.check(model, max_depth=6, sometimes=False)
         assert (ex.verdict is Verdict.VIOLATED) == (sy.verdict is Verdict.VIOLATED), fixes
         if ex.verdict is Verdict.VIOLATED:
@@ -130,7 +130,7 @@ def test_a_skipped_property_is_skipped_by_both_engines() -> None:
     """--skip double-free: both engines then verify the zoo spec (bmc: no execution is longer
     than 3 steps, so the unrolling to 5 covers them all)."""
     model = model_for(str(KERNEL_ZOO / "double_free.py"), skip=["double-free"])
-    assert explicit.check(model).verdict is Verdict.VERIFIED
+    assert per_state.check(model).verdict is Verdict.VERIFIED
     assert bmc.check(model, max_depth=5).verdict is Verdict.VERIFIED
 
 
@@ -138,7 +138,7 @@ def test_each_engines_counterexample_replays_under_the_other_engines_interpreter
     """The bmc trace replays concretely (same property, no divergence), and the explicit trace
     satisfies the z3 step relation at every step and the z3 violation condition at its end."""
     for model in (model_for("sglang_pd"), zoo("free_in_flight.py"), zoo("leak.py")):
-        ex = explicit.check(model)
+        ex = per_state.check(model)
         sy = bmc.check(model, max_depth=8)
         again = replay(sy.trace, model)
         assert again.outcome == "violated" and again.diverged_step is None
@@ -149,7 +149,7 @@ def test_each_engines_counterexample_replays_under_the_other_engines_interpreter
 
 def test_the_symbolic_replay_rejects_a_trace_that_a_fix_breaks() -> None:
     """confirm_trace is not vacuous: the incident's trace does not fit the spec with door-retire."""
-    trace = explicit.check(model_for("sglang_pd")).trace
+    trace = per_state.check(model_for("sglang_pd")).trace
     assert bmc.confirm_trace(trace, model_for("sglang_pd", fixes=["door-retire"])) is not None
 
 
@@ -158,7 +158,7 @@ def test_an_assignment_out_of_its_domain_is_a_spec_error_under_both_engines() ->
     reports the same SpecError (file and line) instead of wrapping the value."""
     model = zoo("spec_error.py")
     with pytest.raises(SpecError) as ex:
-        explicit.check(model)
+        per_state.check(model)
     with pytest.raises(SpecError) as sy:
         bmc.check(model, max_depth=5)
     assert str(ex.value) == str(sy.value)
@@ -173,7 +173,7 @@ def test_bmc_verifies_when_no_execution_is_longer_than_the_depth_reached() -> No
     model = zoo("param_branch.py")
     sy = bmc.check(model, max_depth=10)
     assert sy.verdict is Verdict.VERIFIED and sy.coverage.complete
-    assert sy.coverage.depth == explicit.check(model).coverage.depth == 2
+    assert sy.coverage.depth == per_state.check(model).coverage.depth == 2
 
 
 def test_a_cyclic_spec_is_only_bounded_however_deep_bmc_goes() -> None:
@@ -398,7 +398,7 @@ def test_a_false_lemma_is_reported_violated_by_prove_and_ignored_by_check() -> N
     assert result.verdict is Verdict.VIOLATED
     assert result.violation.property == "tables-match-the-kernel" and steps(result) == 1
     assert bmc.check(model, max_depth=3).verdict is Verdict.BOUNDED
-    assert explicit.check(model).verdict is Verdict.VERIFIED
+    assert per_state.check(model).verdict is Verdict.VERIFIED
 
 
 def test_prove_reports_a_real_bug_from_the_base_case() -> None:

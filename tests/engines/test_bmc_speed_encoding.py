@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ownership.api import model_for
-from ownership.engines import bmc, explicit
+from ownership.engines import bmc, per_state
 from ownership.errors import SpecError
 from ownership.interpret.concrete import Concrete
 from ownership.interpret.smt import encode
@@ -165,7 +165,7 @@ def test_bmc_and_the_explicit_engine_agree_on_a_small_lifo_pool(spec_dir: str) -
     """The whole search on the 6-page pool, to 3 steps: no violation in either engine (the
     explicit engine's bounded search, and every execution bmc unrolls)."""
     model, _ = _case(6, spec_dir)
-    ex = explicit.check(model, max_depth=3)
+    ex = per_state.check(model, max_depth=3)
     sy = bmc.check(model, max_depth=3)
     assert ex.trace is None and sy.trace is None
     assert sy.verdict.word == "bounded" and sy.coverage.bound_depth == 3

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 from ownership.api import model_for
-from ownership.engines import bmc, explicit
+from ownership.engines import bmc, per_state
 from ownership.interpret.concrete import Concrete
 from ownership.interpret.smt import encode
 from ownership.trace import replay
@@ -68,7 +68,7 @@ def test_the_canonical_order_gives_every_orders_answer(spec: str, params: dict[s
 def test_the_shortest_counterexample_is_the_explicit_engines_length_with_three_requests() -> None:
     """The incident with three interchangeable requests: the 6-step stale-read, as explicitly."""
     model = model_for("sglang_pd", params={"requests": 3})
-    ex = explicit.check(model)
+    ex = per_state.check(model)
     sy = bmc.check(model, max_depth=8)
     assert ex.violation.property == sy.violation.property == "stale-read"
     assert len(ex.trace.steps) == len(sy.trace.steps) == 7

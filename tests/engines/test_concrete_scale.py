@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ownership import Request, Spec, action, model_for, per_request, pool
-from ownership.engines import explicit, fuzz
+from ownership.engines import fuzz, per_state
 from ownership.errors import SpecError
 from ownership.interpret.concrete import (
     CInt,
@@ -428,7 +428,7 @@ def test_fuzz_with_the_generic_kernel_finds_the_same_runs(spec, kw):
 def test_the_explicit_engine_counts_the_same_with_either_kernel():
     """The per-state engine on the incident spec with a LIFO decode pool of 8 pages."""
     model = model_for("sglang_pd", params={"decode_pool": 8}, fixes=["door-retire"])
-    fast = explicit.check(model)
+    fast = per_state.check(model)
     generic_states = _explicit_generic(model)
     assert (fast.coverage.states, fast.coverage.transitions) == generic_states
 

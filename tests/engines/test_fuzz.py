@@ -29,7 +29,7 @@ from ownership import (
     sometimes,
 )
 from ownership.api import model_for
-from ownership.engines import explicit, fuzz
+from ownership.engines import fuzz, per_state
 from ownership.errors import UsageError
 from ownership.interpret.concrete import Concrete
 from ownership.interpret.validate import build_model
@@ -144,7 +144,7 @@ def test_the_fuzz_engine_finds_the_incident_and_shrinks_it_to_the_shortest_trace
     engine's shortest counterexample, and it is labelled with the fuzz engine."""
     model = model_for("sglang_pd")
     result = fuzz.check(model, runs=50, steps=30, **CI)
-    shortest = explicit.check(model)
+    shortest = per_state.check(model)
     assert result.verdict is Verdict.VIOLATED
     assert result.violation.property == "stale-read"
     assert len(result.trace.steps) == len(shortest.trace.steps)

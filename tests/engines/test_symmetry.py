@@ -18,7 +18,7 @@ import pytest
 from conftest import check_canonical_on_orbits
 
 from ownership import UsageError, Verdict, model_for
-from ownership.engines import batch, explicit
+from ownership.engines import batch, per_state
 from ownership.engines.symmetry import (
     Canonicaliser,
     apply_concrete,
@@ -64,7 +64,7 @@ def test_a_symmetric_spec_is_accepted_and_stands_for_every_state(requests, state
     plain = batch.check(model)
     got = batch.check(model, symmetry=True)
     assert plain.verdict is got.verdict is Verdict.VERIFIED
-    assert plain.coverage.states == explicit.check(model).coverage.states == states
+    assert plain.coverage.states == per_state.check(model).coverage.states == states
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
     assert got.sometimes == plain.sometimes == {"a-request-finishes": True}
 
@@ -175,7 +175,7 @@ def test_a_spec_symmetric_under_the_swap_only_is_refused_with_three_requests():
     assert _problem("sym_third_request.py", 2) is None
     _refused("sym_third_request.py", 3, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
     model = _model("sym_third_request.py", 3)
-    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 35
+    assert batch.check(model).coverage.states == per_state.check(model).coverage.states == 35
 
 
 def test_a_spec_symmetric_under_the_cycle_only_is_refused_with_three_requests():
@@ -183,7 +183,7 @@ def test_a_spec_symmetric_under_the_cycle_only_is_refused_with_three_requests():
     assert _problem("sym_cyclic.py", 2) is None
     _refused("sym_cyclic.py", 3, "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
     model = _model("sym_cyclic.py", 3)
-    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 61
+    assert batch.check(model).coverage.states == per_state.check(model).coverage.states == 61
 
 
 @pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 332, 168), (3, 2608, 476)])
@@ -196,7 +196,7 @@ def test_request_ids_held_in_the_state_are_relabelled(requests, states, reduced)
     got = batch.check(model, symmetry=True)
     assert got.verdict is Verdict.VERIFIED
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
-    plain = batch.check(model) if requests > 2 else explicit.check(model)  # (fast enough for CI)
+    plain = batch.check(model) if requests > 2 else per_state.check(model)  # (fast enough for CI)
     assert plain.coverage.states == states
 
 
@@ -206,7 +206,7 @@ def test_symmetry_is_refused_for_an_if_that_names_r1(where):
     model = model_for(str(SPECS / "sym_if_r1.py"), params={"where": where})
     assert equivariance_problem(model, BatchModel(model)) == (
         "action start(r=r1) does not behave like start(r=r2) with the requests renamed")
-    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == 9
+    assert batch.check(model).coverage.states == per_state.check(model).coverage.states == 9
 
 
 @pytest.mark.parametrize(("how", "why"), [
@@ -228,7 +228,7 @@ def test_a_request_id_copied_into_an_int_slot_is_violated_without_symmetry(via):
     model = model_for(str(SPECS / "sym_request_into_int.py"), params={"via": via})
     plain = batch.check(model)
     assert (plain.violation.property, plain.violation.step) == ("count-not-one", 2)
-    assert explicit.check(model).coverage.states == plain.coverage.states == 4
+    assert per_state.check(model).coverage.states == plain.coverage.states == 4
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -272,7 +272,7 @@ def test_request_ids_in_a_per_request_slot_are_relabelled_and_moved(requests, st
     assert equivariance_problem(model, BatchModel(model)) is None
     got = batch.check(model, symmetry=True)
     assert (got.coverage.states, got.coverage.states_before_symmetry) == (reduced, states)
-    assert batch.check(model).coverage.states == explicit.check(model).coverage.states == states
+    assert batch.check(model).coverage.states == per_state.check(model).coverage.states == states
 
 
 @pytest.mark.parametrize(("requests", "states", "reduced"), [(2, 19, 10), (3, 85, 17)])
@@ -328,7 +328,7 @@ def test_a_spec_symmetric_in_every_part_is_accepted_and_stands_for_every_state(h
     assert equivariance_problem(model, BatchModel(model)) is None
     plain, got = batch.check(model), batch.check(model, symmetry=True)
     assert got.verdict is plain.verdict
-    assert got.coverage.states_before_symmetry == plain.coverage.states == explicit.check(model).coverage.states
+    assert got.coverage.states_before_symmetry == plain.coverage.states == per_state.check(model).coverage.states
     assert got.coverage.states < plain.coverage.states
 
 

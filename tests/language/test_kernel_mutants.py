@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ownership import SpecError, Verdict, model_for
-from ownership.engines import batch, explicit
+from ownership.engines import batch, per_state
 
 SPECS = Path("tests") / "specs_mutation"
 
@@ -26,7 +26,7 @@ def judge(spec: str, fixes=(), skip=(), **params):
     """The batch engine's result on a spec of tests/specs_mutation, after checking that the
     per-state engine gives the same verdict, counts and trace."""
     model = model_for(str(SPECS / spec), fixes=fixes, params=params or None, skip=skip)
-    ref = explicit.check(model)
+    ref = per_state.check(model)
     got = batch.check(model)
     assert got.verdict is ref.verdict
     assert (got.coverage.states, got.coverage.transitions) == (ref.coverage.states, ref.coverage.transitions)
@@ -188,7 +188,7 @@ def test_each_property_names_the_request_pool_page_and_other_party(spec):
     model = model_for(str(Path("tests") / "specs" / spec))
     result = batch.check(model)
     assert result.violation.message == ZOO_MESSAGES[spec]
-    assert explicit.check(model).violation.message == ZOO_MESSAGES[spec]
+    assert per_state.check(model).violation.message == ZOO_MESSAGES[spec]
 
 
 # -- arguments: every operation refuses every bad argument, at the spec's line -----------------
@@ -270,7 +270,7 @@ def _spec_error(case: int, **params) -> SpecError:
     except SpecError as e:
         return e
     errors = []
-    for engine in (explicit.check, batch.check):
+    for engine in (per_state.check, batch.check):
         with pytest.raises(SpecError) as got:
             engine(model)
         errors.append(got.value)

@@ -18,7 +18,7 @@ from conftest import ROOT, run_cli
 
 from ownership import check, read_itf
 from ownership.api import model_for
-from ownership.engines import batch, bmc, explicit, fuzz, partitioned
+from ownership.engines import batch, bmc, fuzz, partitioned, per_state
 from ownership.errors import SpecError, UsageError
 from ownership.interpret.concrete import Concrete, _v
 from ownership.result import Verdict
@@ -44,7 +44,7 @@ def _outcome(run: Any) -> tuple[Any, ...]:
 def _answers(name: str, fixes: tuple[str, ...] = ()) -> dict[str, tuple[Any, ...]]:
     model = model_for(_path(name), fixes=fixes)
     out = {
-        "per-state": _outcome(lambda: explicit.check(model)),
+        "per-state": _outcome(lambda: per_state.check(model)),
         "batch": _outcome(lambda: batch.check(model)),
         # (the search of --ray and --checkpoint, its 3 partitions in this process; tests/distributed/test_ray.py on Ray)
         "partitioned": _outcome(lambda: partitioned.check(model, parts=3)),
@@ -146,7 +146,7 @@ def test_values_past_int64_are_the_concrete_interpreters_in_every_engine(name, p
 
     model = model_for(_path(name))
     answers = {
-        "per-state": _outcome(lambda: explicit.check(model)),
+        "per-state": _outcome(lambda: per_state.check(model)),
         "default": _outcome(lambda: check(_path(name))),
         "bmc": _outcome(lambda: bmc.check(model, max_depth=3)),
         "prove": _outcome(lambda: bmc.prove(model, k=2)),
@@ -169,7 +169,7 @@ def test_terms_nested_thousands_deep_are_the_concrete_interpreters_in_every_engi
 
     model = model_for(_path("deep_sum.py"))
     answers = {
-        "per-state": _outcome(lambda: explicit.check(model)),
+        "per-state": _outcome(lambda: per_state.check(model)),
         "default": _outcome(lambda: check(_path("deep_sum.py"))),
         "batch": _outcome(lambda: batch.check(model)),
         "native": _outcome(lambda: native.check(model)),
@@ -180,7 +180,7 @@ def test_terms_nested_thousands_deep_are_the_concrete_interpreters_in_every_engi
     assert set(answers.values()) == {("violated", "below-3000", 1)}, answers
     model = model_for(_path("deep_page_set.py"))
     answers = {name: _outcome(lambda e=engine: e(model)) for name, engine in
-               [("per-state", explicit.check), ("batch", batch.check), ("native", native.check),
+               [("per-state", per_state.check), ("batch", batch.check), ("native", native.check),
                 ("partitioned", partitioned.check)]}
     assert set(answers.values()) == {("violated", "not-all", 1)}, answers
 

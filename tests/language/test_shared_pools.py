@@ -124,10 +124,10 @@ class _DropsAnothersReference(Spec):
 def test_a_reference_dropped_by_a_non_holder_says_whose_reference_a_real_count_loses():
     """Issue 31, item 4: in a shared pool, a double-free takes another holder's reference in a
     real counter (not "two owners")."""
-    from ownership.engines import explicit
+    from ownership.engines import per_state
     from ownership.interpret.validate import build_model
 
-    result = explicit.check(build_model(_DropsAnothersReference))
+    result = per_state.check(build_model(_DropsAnothersReference))
     assert result.violation.property == "double-free"
     assert result.violation.message.endswith(
         "request r2 freed gpu page 0 (held by r1, cache): a real reference count takes the reference from another"

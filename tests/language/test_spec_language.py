@@ -154,7 +154,7 @@ def test_a_newcomers_mistake_gets_the_fix_at_its_line(name, line, hint):
 def test_page_wise_fill_and_where_of_a_per_page_slot_agree_in_every_engine(tmp_path):
     """`s.pinned.fill(pages, True)` and `s.pinned.where(True)` replace a loop over pages; the
     per-state and batch engines count the same states and bmc agrees (issue 17, item 6)."""
-    from ownership.engines import batch, bmc, explicit
+    from ownership.engines import batch, bmc, per_state
     from ownership.result import Verdict
 
     spec = tmp_path / "pagewise.py"
@@ -174,7 +174,7 @@ def test_page_wise_fill_and_where_of_a_per_page_slot_agree_in_every_engine(tmp_p
         "    def pinned_are_the_table(self, s):\n"
         "        return s.pinned.where(True) == s.table[1]\n")
     model = model_for(str(spec))
-    ref = explicit.check(model)
+    ref = per_state.check(model)
     assert ref.verdict is Verdict.VERIFIED and ref.coverage.states == 2
     assert batch.check(model).coverage.states == 2
     assert bmc.check(model, max_depth=3).verdict is Verdict.VERIFIED
@@ -301,7 +301,7 @@ class _Later(Spec):
 
 def test_a_kernel_operation_added_later_leaves_a_slot_of_its_name_working(monkeypatch):
     """A later operation is reached as s.kernel.<name> only: the slot keeps s.<name>."""
-    from ownership.engines import explicit
+    from ownership.engines import per_state
     from ownership.interpret.validate import build_model
     from ownership.kernel import KernelOperations
     from ownership.lang import properties
@@ -309,7 +309,7 @@ def test_a_kernel_operation_added_later_leaves_a_slot_of_its_name_working(monkey
     monkeypatch.setattr(properties, "KERNEL_ONLY", ("later",))
     monkeypatch.setattr(KernelOperations, "_kernel_later", lambda s, pool: If(count(s.free_pages(pool)) > 0, 1, 0),
                         raising=False)
-    result = explicit.check(build_model(_Later))
+    result = per_state.check(build_model(_Later))
     assert result.verdict is Verdict.VERIFIED and result.coverage.states == 2
 
 
@@ -326,10 +326,10 @@ class _SlotNamedKernel(Spec):
 
 
 def test_a_slot_named_kernel_keeps_its_name_and_a_wrong_operation_is_named():
-    from ownership.engines import explicit
+    from ownership.engines import per_state
     from ownership.interpret.validate import build_model
 
-    assert explicit.check(build_model(_SlotNamedKernel)).verdict is Verdict.VERIFIED
+    assert per_state.check(build_model(_SlotNamedKernel)).verdict is Verdict.VERIFIED
 
     class Typo(Spec):
         requests = 1

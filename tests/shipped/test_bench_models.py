@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from ownership import Verdict, model_for
-from ownership.engines import batch, explicit, native
+from ownership.engines import batch, native, per_state
 
 INCIDENT = str(ROOT / "benchmarks" / "peers" / "incident.py")
 
@@ -37,7 +37,7 @@ def test_with_the_fix_every_engine_verifies_the_same_states():
 @pytest.mark.parametrize("params", [{"pages": 4, "requests": 2, "longest": 2}, {"pages": 3, "requests": 2, "longest": 3}])
 def test_the_per_state_engine_agrees_at_small_sizes(params):
     model = model_for(INCIDENT, params=params, fixes=["withdraw-rejected"])
-    a, b = explicit.check(model), batch.check(model)
+    a, b = per_state.check(model), batch.check(model)
     assert (a.verdict, a.coverage.states, a.coverage.transitions) == (b.verdict, b.coverage.states, b.coverage.transitions)
 
 

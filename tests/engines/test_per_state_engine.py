@@ -6,13 +6,13 @@ import pytest
 from conftest import spec_path
 
 from ownership import Verdict, model_for
-from ownership.engines import explicit
+from ownership.engines import per_state
 
 
 @pytest.mark.parametrize(("requests", "states"), [(1, 3), (2, 9), (3, 27)])
 def test_independent_requests_give_three_to_the_requests_states(requests, states):
     """Counter: each request is NEW, RUNNING or DONE, independently: 3^R states."""
-    result = explicit.check(model_for(spec_path("counter.py"), params={"requests": requests, "limit": 3}))
+    result = per_state.check(model_for(spec_path("counter.py"), params={"requests": requests, "limit": 3}))
     assert result.verdict is Verdict.VERIFIED
     assert result.coverage.states == states
     assert result.coverage.depth == 2 * requests
@@ -20,7 +20,7 @@ def test_independent_requests_give_three_to_the_requests_states(requests, states
 
 def test_a_state_limit_gives_a_bounded_verdict_with_the_depth_fully_checked():
     """--max-states: bounded, and it says up to which depth every execution was checked."""
-    result = explicit.check(model_for("sglang_pd", fixes=["door-retire"]), max_states=100)
+    result = per_state.check(model_for("sglang_pd", fixes=["door-retire"]), max_states=100)
     assert result.verdict is Verdict.BOUNDED
     assert not result.coverage.complete
     assert result.coverage.stopped_by == "max-states"
@@ -30,10 +30,10 @@ def test_a_state_limit_gives_a_bounded_verdict_with_the_depth_fully_checked():
 
 def test_a_depth_limit_checks_exactly_that_many_steps():
     """--max-depth K: every execution of at most K steps, nothing claimed beyond."""
-    result = explicit.check(model_for("sglang_pd"), max_depth=5)
+    result = per_state.check(model_for("sglang_pd"), max_depth=5)
     assert result.verdict is Verdict.BOUNDED
     assert result.coverage.bound_depth == 5
-    deeper = explicit.check(model_for("sglang_pd"), max_depth=6)
+    deeper = per_state.check(model_for("sglang_pd"), max_depth=6)
     assert deeper.verdict is Verdict.VIOLATED
 
 
@@ -42,7 +42,7 @@ def test_ctrl_c_stops_cleanly_with_an_inconclusive_verdict_and_the_coverage_so_f
     def interrupt(progress):
         raise KeyboardInterrupt
 
-    result = explicit.check(model_for("sglang_pd", fixes=["door-retire"]), reporter=interrupt, report_every=0)
+    result = per_state.check(model_for("sglang_pd", fixes=["door-retire"]), reporter=interrupt, report_every=0)
     assert result.verdict is Verdict.INCONCLUSIVE
     assert result.coverage.stopped_by == "interrupt"
     assert result.coverage.states > 0
@@ -51,14 +51,14 @@ def test_ctrl_c_stops_cleanly_with_an_inconclusive_verdict_and_the_coverage_so_f
 def test_progress_reaches_the_reporter_and_the_engine_prints_nothing(capsys):
     """Engines never print: progress goes to the reporter."""
     seen = []
-    explicit.check(model_for("sglang_pd", fixes=["door-retire"]), reporter=seen.append, report_every=0)
+    per_state.check(model_for("sglang_pd", fixes=["door-retire"]), reporter=seen.append, report_every=0)
     assert seen and seen[-1].states > 0
     assert capsys.readouterr() == ("", "")
 
 
 def test_an_invariant_broken_by_the_first_step_gives_a_one_step_trace():
     """limit=0: the initial state (nothing running) holds; the first start breaks it."""
-    result = explicit.check(model_for(spec_path("counter.py"), params={"limit": 0}))
+    result = per_state.check(model_for(spec_path("counter.py"), params={"limit": 0}))
     assert result.verdict is Verdict.VIOLATED
     assert result.violation.property == "at-most-limit-running"
     assert result.violation.step == 1
@@ -67,5 +67,5 @@ def test_an_invariant_broken_by_the_first_step_gives_a_one_step_trace():
 
 def test_a_verified_result_reports_unreached_sometimes_properties_as_false():
     """A complete search that never reached a sometimes property says so (vacuity)."""
-    result = explicit.check(model_for(spec_path("counter.py")))
+    result = per_state.check(model_for(spec_path("counter.py")))
     assert result.sometimes == {"all-done": True, "never": False}
