@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -243,12 +244,17 @@ def check_liveness(model: Model, engine: str, result: CheckResult, *, max_states
     elif result.verdict is not Verdict.VERIFIED:
         why = "not checked: liveness needs every reachable state, and the search stopped before"
     else:
+        began = time.monotonic()
         try:
             with limits.phase("checking liveness on the reachable graph", engine=True):
                 outcome = liveness.check(model, states_expected=result.coverage.states, max_states=max_states,
                                          max_seconds=max_seconds, reporter=reporter, measure=measure)
         except KeyboardInterrupt:  # Ctrl-C or a command's limit: the safety verdict's coverage stands
             outcome = liveness.Outcome(stopped=limits.tripped() or "interrupt")
+        result.graph_seconds = time.monotonic() - began
+        if outcome.found is not None:  # (its coverage is the search's, complete; the graph's time apart)
+            outcome.found.coverage = dataclasses.replace(outcome.found.coverage, seconds=result.coverage.seconds)
+            outcome.found.graph_seconds = result.graph_seconds
         found, stopped = outcome.found, outcome.stopped
         if stopped == "interrupt":  # (the graph's build catches a command's limit as Ctrl-C)
             stopped = limits.tripped() or stopped

@@ -133,6 +133,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
                 doc["loop"] = result.trace.loop
                 if doc["violation"] is not None:  # (the lasso's shape beside where its obligation begins)
                     doc["violation"]["lasso"] = {"length": len(result.trace.steps) - 1, "loop": result.trace.loop}
+        if result.graph_seconds is not None:
+            doc["graph_seconds"] = round(result.graph_seconds, 3)
         if result.liveness:
             doc["liveness"] = result.liveness
             doc["fairness"] = result.fairness

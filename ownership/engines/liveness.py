@@ -37,7 +37,7 @@ from ..errors import InternalError, SpecError
 from ..interpret.concrete import Concrete, _v
 from ..lang import sorts
 from ..lang.model import Binding, Model
-from ..progress import Reporter
+from ..progress import Progress, Reporter
 from ..result import CheckResult, Coverage, Verdict
 from ..trace import Trace, Violation, build_trace
 from . import reachable
@@ -295,18 +295,30 @@ class Outcome:
 def check(model: Model, *, states_expected: int | None, max_states: int | None = None,
           max_seconds: float | None = None, reporter: Reporter | None = None, measure: bool = True) -> Outcome:
     """Check every liveness property of `model` on its reachable graph, and (`measure`)
-    measure its @measure costs: `found` at the first property that fails, else every one holds."""
+    measure its @measure costs: `found` at the first property that fails, else every one holds.
+    Each phase (the graph, the measures, each obligation) is reported as it starts."""
     interp = Concrete(model)
     start = time.monotonic()
+
+    def doing(phase: str) -> None:
+        if reporter is not None:
+            reporter(Progress(time.monotonic() - start, kind="phase", phase=phase))
+
+    doing("liveness: building the reachable graph")
     graph, stopped = reachable.build(model, max_states=max_states, max_seconds=max_seconds, reporter=reporter)
     if stopped is not None:
         return Outcome(stopped=stopped)
     if states_expected is not None and len(graph.states) != states_expected:
         raise InternalError(f"the liveness graph of {model.spec_cls.__name__} has {len(graph.states):,} states and"
                             f" the safety search {states_expected:,}: the two searches disagree")
+    if measure and model.measures:
+        doing(f"measuring {', '.join(m.name for m in model.measures)} in {len(graph.states):,} states")
     measured = measures(model, interp, graph) if measure else {}
     fair = {b: binding.action.fair for b, binding in enumerate(model.bindings) if binding.action.fair}
-    for inst in instances(model, interp, graph):
+    doing(f"liveness: evaluating the obligations in {len(graph.states):,} states")
+    obligations = instances(model, interp, graph)
+    for i, inst in enumerate(obligations):
+        doing(f"liveness: {inst.name}{_whose(model, inst)} ({i + 1} of {len(obligations)})")
         bound = model.within.get(inst.name)
         lasso = find_lasso(graph, inst, fair) if bound is None else find_slow(graph, inst, bound)
         if lasso is None:
@@ -318,6 +330,15 @@ def check(model: Model, *, states_expected: int | None, max_states: int | None =
                        stopped_by=None, seconds=time.monotonic() - start)
         return Outcome(found=CheckResult(Verdict.VIOLATED, cov, "explicit", trace=trace), measures=measured)
     return Outcome(measures=measured)
+
+
+def _whose(model: Model, inst: Instance) -> str:
+    """Whom an obligation is for, in a progress line: ", request r2", ", decode page 3", or ""."""
+    if inst.request is not None:
+        return f", request {model.request_name(inst.request)}"
+    if inst.page is not None:
+        return f", {inst.page[0]} page {inst.page[1]}"
+    return ""
 
 
 def lasso_trace(model: Model, inst: Instance, states: list[tuple[int, ...]], bindings: list[Binding],

@@ -332,34 +332,34 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
             lines.append(f"  (the state changes of each step: --full; the page grids: {grids})")
         lines.append("")
         if live and result.engine == "bmc":
-            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, depth by depth: no run of fewer"
+            lines.append(f"Explored {cov.describe()} {result.took()}, depth by depth: no run of fewer"
                          f" than {n} steps violates a property, liveness included, so this lasso is a shortest one.")
         elif live and not exhaustive:
-            lines.append(f"Fuzzed {cov.describe()} in {cov.seconds:.2f} s (random runs, then shrunk: a shorter"
+            lines.append(f"Fuzzed {cov.describe()} {result.took()} (random runs, then shrunk: a shorter"
                          " counterexample may exist).")
         elif live:
             rest = "the loop is a short one" if loop is not None and loop < n else "the rest of the run is a short one"
-            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s, and the graph they make"
+            lines.append(f"Explored {cov.describe()} {result.took()}, and the graph they make"
                          " for liveness: no shorter path reaches a state where the property's obligation begins;"
                          f" {rest}, not always the shortest.")
         elif exhaustive:
             assert engine is not None
-            lines.append(f"Explored {cov.describe()} in {cov.seconds:.2f} s ({engine.order}, so no shorter counterexample"
+            lines.append(f"Explored {cov.describe()} {result.took()} ({engine.order}, so no shorter counterexample"
                          " exists).")
         else:
-            lines.append(f"Fuzzed {cov.describe()} in {cov.seconds:.2f} s (random runs, then shrunk: a shorter counterexample may exist).")
+            lines.append(f"Fuzzed {cov.describe()} {result.took()} (random runs, then shrunk: a shorter counterexample may exist).")
     elif v is Verdict.VERIFIED:
-        lines.append(f"verified: no violation in {cov.describe()}, in {cov.seconds:.2f} s")
+        lines.append(f"verified: no violation in {cov.describe()}, {result.took()}")
     elif v is Verdict.BOUNDED:
-        lines.append(f"bounded: no violation found; covered {cov.describe()}, in {cov.seconds:.2f} s")
+        lines.append(f"bounded: no violation found; covered {cov.describe()}, {result.took()}")
         hint = ENGINES[result.engine].short_of_complete if result.engine in ENGINES else "raise or drop the limit"
         lines.append(f"  (a bounded pass: {hint} for a complete verdict; --strict exits 3)")
     elif cov.complete:  # safety over every state; the reachable graph (liveness, measures) stopped
         rest = "liveness" if not result.measures_note else "liveness and measures" if result.liveness else "measures"
-        lines.append(f"inconclusive: no safety violation in {cov.describe()}, in {cov.seconds:.2f} s;"
+        lines.append(f"inconclusive: no safety violation in {cov.describe()}, {result.took()};"
                      f" the {rest} below were not finished")
     else:
-        lines.append(f"inconclusive: {cov.describe()}, in {cov.seconds:.2f} s")
+        lines.append(f"inconclusive: {cov.describe()}, {result.took()}")
     if result.note:
         lines.append(f"  ({result.note})")
     if (memory := cov.memory()) is not None:

@@ -583,3 +583,26 @@ def test_liveness_switched_on_from_the_command_line_fails_replays_and_is_repeate
     assert "eventually-released" in model.liveness_checked()
     bad = run_cli("check", spec_path("leak.py"), "--liveness", "eventually-done")
     assert bad.code == 2 and "invalid value for '--liveness'" in bad.err and "Traceback" not in bad.err
+
+
+def test_the_liveness_phase_reports_its_progress_and_its_time():
+    """After the search, the reachable graph's phases (the graph, each obligation) report as
+    they start, and the time the check reports includes theirs (a check with liveness ran
+    12.5 s silent, then said "in 0.14 s": the search's time alone)."""
+    from ownership.api import check
+
+    seen = []
+    result = check("sglang_pd", fixes=["door-retire"], liveness=["eventually-released"], reporter=seen.append)
+    phases = [p.phase for p in seen if p.kind == "phase" and p.phase.startswith("liveness")]
+    assert phases[0] == "liveness: building the reachable graph", phases
+    pages = sum(info.size for info in result.model.pools.values())
+    assert [p for p in phases if p.startswith("liveness: eventually-released")][-1].endswith(f"({pages} of {pages})")
+    assert result.graph_seconds is not None and result.graph_seconds > 0
+    assert result.took().startswith(f"in {result.coverage.seconds + result.graph_seconds:.2f} s (")
+    shown = run_cli("check", "sglang_pd", "--fix", "door-retire", "--liveness", "eventually-released", "--json")
+    doc = json.loads(shown.out)
+    assert doc["graph_seconds"] > 0 and doc["liveness"] == {"eventually-released": "holds on every behaviour"}
+    text = run_cli("check", "sglang_pd", "--fix", "door-retire", "--liveness", "eventually-released")
+    assert "s the search, " in text.out and " s liveness and measures on its graph)" in text.out, text.out
+    plain = run_cli("check", "sglang_pd", "--fix", "door-retire", "--json")
+    assert "graph_seconds" not in json.loads(plain.out)
