@@ -48,6 +48,10 @@ def nothing_to_check(model: Model) -> None:
             f"nothing to check: requests={model.requests} runs no request, so no property can fail"
             " and a pass would mean nothing; give --param requests=1 or more"
         )
+    if not model.checked() and not model.liveness_checked() and model.only:
+        raise UsageError(f"nothing to check: {' '.join(f'--only {n}' for n in sorted(model.only))} names no property"
+                         f" that {model.spec_cls.__name__} can violate at these parameters (crash: no action of the"
+                         " spec crashes), so a pass would mean nothing; name another property")
     if not model.checked() and not model.liveness_checked():
         skipped = " ".join(f"--skip {name}" for name in sorted(model.skip))
         raise UsageError(
@@ -73,8 +77,8 @@ def reproduce_command(spec: str, model: Model, *, engine: str = "explicit", extr
     for k, v in model.env.items():
         if defaults.get(k) != v and k not in omit_params:
             parts += ["--param", f"{k}={v}"]
-    for name in sorted(model.skip):
-        parts += ["--skip", name]
+    for name in sorted(model.only) or sorted(model.skip):
+        parts += ["--only" if model.only else "--skip", name]
     for name in model.kernel_liveness:
         if name not in model.spec_cls.liveness:
             parts += ["--liveness", name]
@@ -92,6 +96,7 @@ def check(
     fixes: Any = (),
     version: str | None = None,
     skip: Any = (),
+    only: Any = (),
     engine: str = "explicit",
     max_states: int | None = None,
     max_depth: int | None = None,
@@ -153,7 +158,7 @@ def check(
         limits.check_workers(1 if workers is None else workers)
     if max_memory is not None and max_memory < 1:
         raise UsageError(f"max_memory={max_memory}: a memory limit is a number of bytes above 0")
-    model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip, liveness=liveness)
+    model = model_for(spec, params=params, fixes=fixes, version=version, skip=skip, liveness=liveness, only=only)
     nothing_to_check(model)
     if measure and not model.measures:
         raise UsageError(f"--measure: spec {model.spec_cls.__name__} declares no @measure to measure")
@@ -210,10 +215,10 @@ def refuse_liveness(model: Model, engine: str, *, symmetry: bool = False) -> Non
     if not live:
         return
     skip = " ".join(f"--skip {n}" for n in live)
-    if engine == "prove":
-        raise UsageError(f"liveness {', '.join(live)} is not proved by induction: check it with `ownership check`"
-                         " (the explicit engine, over every reachable state; --engine bmc for lassos of a bounded"
-                         f" length), or leave it out here with {skip}")
+    if engine == "prove":  # (only when no safety property is left: prove leaves liveness out, and says so)
+        raise UsageError(f"nothing to prove: induction proves safety, and the properties left to check are liveness"
+                         f" ({', '.join(live)}): check them with `ownership check` (the explicit engine, over every"
+                         " reachable state; --engine bmc for lassos of a bounded length)")
     if symmetry:
         raise UsageError(f"--symmetry is not sound for liveness yet ({', '.join(live)}): a cycle up to symmetry is"
                          f" not a cycle of the spec; check without --symmetry, or leave them out with {skip}")

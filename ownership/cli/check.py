@@ -36,6 +36,7 @@ from .common import (
 @release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
 @click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not check this property (repeatable), to see past it.", shell_complete=complete_property)
+@click.option("--only", "only", multiple=True, metavar="PROPERTY", help="Check this property alone (repeatable: these alone), every other one left out.", shell_complete=complete_property)
 @click.option("--liveness", "liveness", multiple=True, metavar="NAME", type=click.Choice(list(LIVENESS)), help="Also check this liveness property of the kernel (repeatable): eventually-released, eventually-landed; under the fairness the spec's actions declare.")
 @click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
 @click.option("--out", "out", metavar="PATH", help="Write the counterexample as ITF JSON here.")
@@ -60,7 +61,7 @@ from .common import (
 @click.option("--seed", type=int, help="fuzz: the seed, to repeat a search.")
 @click.option("--profile", metavar="NAME", help="fuzz: default, ci (derandomised) or a registered Hypothesis profile.")
 def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
-          liveness: tuple[str, ...], engine: str, out: str | None,
+          only: tuple[str, ...], liveness: tuple[str, ...], engine: str, out: str | None,
           as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
           symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, native: bool, measure: bool, workers: int,
           max_memory: str | None, ray: str | None, checkpoint: str | None, resume: str | None,
@@ -82,7 +83,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            result = api.check(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, engine=engine,
+            result = api.check(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, only=only, engine=engine,
                                max_states=max_states, max_depth=max_depth, max_seconds=seconds,
                                reporter=progress, symbolic=symbolic, runs=runs, steps=steps, seed=seed,
                                profile=profile, symmetry=symmetry, workers=workers, measure=measure,

@@ -41,6 +41,7 @@ from .common import (
 @release_option("Turn on the fixes of an engine release (see `ownership list SPEC`).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Set a parameter (repeatable).", shell_complete=complete_param)
 @click.option("--skip", "skip", multiple=True, metavar="PROPERTY", help="Do not prove this property (repeatable).", shell_complete=complete_property)
+@click.option("--only", "only", multiple=True, metavar="PROPERTY", help="Prove this property alone (repeatable: these alone).", shell_complete=complete_property)
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help=f"Try k-induction with k = 1, 2, ... up to this many steps.  [default: {DEFAULT_K}]")
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]",
@@ -50,7 +51,7 @@ from .common import (
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
 def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
-          k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: str | None,
+          only: tuple[str, ...], k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: str | None,
           max_memory: str | None) -> None:
     """Prove SPEC's kernel properties, invariants and lemmas for every depth (k-induction, z3).
 
@@ -66,11 +67,15 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     progress = Progress()
     with limited(seconds, memory, progress, as_json=as_json, spec=spec):
         try:
-            model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip)
+            model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, only=only)
             api.nothing_to_check(model)
-            api.refuse_liveness(model, "prove")
+            # induction proves the safety part; liveness is left to `check`, and said so
+            left_out = model.liveness_checked()
+            if left_out and not model.checked():
+                api.refuse_liveness(model, "prove")
+            proved = model.leaving_out(left_out)
             with limits.phase("preparing the k-induction proof", engine=True):
-                result = bmc.run_proof(model, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
+                result = bmc.run_proof(proved, k=DEFAULT_K if k is None else k, max_seconds=limits.seconds_left(seconds),
                                        symbolic=symbolic, reporter=progress)
                 limits.settle()  # NOTE(settle) in ownership/limits.py
         finally:
@@ -81,7 +86,7 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     # the one counterexample rule (ownership/confirm.py, issue 29): the concrete interpreter
     # re-runs a base-case counterexample before it is reported (with symbolic parameters, on
     # the model at the witness's values); one that does not re-run is exit 4, never 1
-    confirm(result, getattr(result, "witness_model", None) or model)
+    confirm(result, getattr(result, "witness_model", None) or proved)
     reproduce = _reproduce(spec, model, k=k, symbolic=symbolic, max_seconds=seconds)
     if result.trace is not None:
         result.trace.spec = api.spec_ref(spec)
@@ -89,9 +94,12 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         result.trace.reproduce = reproduce
     code = result.verdict.exit_code
     if as_json:
-        emit_json(_json(result, spec, model, reproduce, code))
+        doc = _json(result, spec, model, reproduce, code)
+        if left_out:
+            doc["left_out"] = {name: LEFT_OUT for name in left_out}
+        emit_json(doc)
     else:
-        echo(render_proof(result, spec_label=spec, model=model, reproduce=reproduce))
+        echo(render_proof(result, spec_label=spec, model=proved, reproduce=reproduce, left_out=left_out))
     sys.exit(code)
 
 
@@ -131,7 +139,12 @@ def _relabel_first(text: str) -> str:
     return "\n".join(lines)
 
 
-def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) -> str:
+#: Why prove leaves a liveness property out, in words.
+LEFT_OUT = ("not proved: induction proves safety; check it with `ownership check` (every reachable state;"
+            " --engine bmc for lassos of a bounded length)")
+
+
+def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str, left_out: Any = ()) -> str:
     """The report of `ownership prove`: verdict, what it covers, trace or counterexample to induction."""
     from ..render.text import narrate, render_trace
 
@@ -174,6 +187,8 @@ def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str) ->
         if result.cti is not None:
             lines.append(f"  (the last counterexample to induction, k = {result.cti.k}, possibly unreachable: {result.cti.property}: {result.cti.message})")
     lines.append(f"Properties: {_properties(model)}" + ("" if model.checks_leak else " (leak: not checked, the spec defines no finished())"))
+    for name in left_out:
+        lines.append(f"Liveness {name}: {LEFT_OUT}")
     for name, got in result.sometimes.items():
         if got:
             lines.append(f"Sometimes {name}: reached")

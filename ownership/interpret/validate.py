@@ -29,12 +29,12 @@ VALIDATE_MAX_PAGES = 16
 
 
 def build_model(cls: type[Spec], params: dict[str, int] | None = None, fixes: Any = (),
-                release: str | None = None, *, skip: Any = (), liveness: Any = ()) -> Model:
+                release: str | None = None, *, skip: Any = (), liveness: Any = (), only: Any = ()) -> Model:
     """Instantiate a spec at parameters, fixes and release, and validate it by symbolic tracing."""
     spec = cls(params=params, fixes=fixes, release=release)
     path = cls.source_file()
     try:
-        model = Model(spec, skip=skip, liveness=liveness)
+        model = Model(spec, skip=skip, liveness=liveness, only=only)
         small = all(p.size <= VALIDATE_MAX_PAGES for p in model.pools.values())
         check = model if small else Model(cls(params=None, fixes=spec.fixes))
         traced = trace_model(check)
@@ -51,12 +51,12 @@ __all__ = ["VALIDATE_MAX_PAGES", "build_model", "model_for"]
 
 def model_for(spec: str, *, params: dict[str, int] | None = None, fixes: Any = (),
               version: str | None = None, skip: Any = (), shipped_only: bool = False,
-              liveness: Any = ()) -> Model:
+              liveness: Any = (), only: Any = ()) -> Model:
     """Load and validate a spec at parameters, fixes and (optionally) an engine release;
-    `skip` names properties not to check; `liveness` kernel liveness properties to check
+    `skip` names properties not to check (`only`: the only ones to check); `liveness` kernel liveness properties to check
     besides those the spec names; `shipped_only`: `spec` comes from a trace, and only a
     shipped spec is loaded (ownership.lang.loader.resolve_spec_path)."""
     with limits.phase("loading the spec"):
         cls = load_spec(spec, shipped_only=shipped_only)
     with limits.phase("tracing the spec's actions"):
-        return build_model(cls, params or {}, fixes, version, skip=skip, liveness=liveness)
+        return build_model(cls, params or {}, fixes, version, skip=skip, liveness=liveness, only=only)

@@ -8,6 +8,7 @@ values for traces. Interpreters run actions on it; engines search over it.
 
 from __future__ import annotations
 
+import copy
 import enum
 import itertools
 from dataclasses import dataclass
@@ -159,7 +160,7 @@ MAX_LAYOUT = 2**27
 class Model:
     """A spec at concrete parameters and fixes: layout, initial state, bindings, properties."""
 
-    def __init__(self, spec: Spec, *, skip: Any = (), liveness: Any = ()) -> None:
+    def __init__(self, spec: Spec, *, skip: Any = (), liveness: Any = (), only: Any = ()) -> None:
         self.spec = spec
         self.spec_cls = type(spec)
         self.env = dict(spec.env)
@@ -249,8 +250,16 @@ class Model:
         #: whether some action can crash (`s.crash`): set when the actions are traced
         #: (ownership.interpret.validate.build_model); the property `crash` is listed only then
         self.can_crash = False
-        #: properties the user chose not to check (`--skip`), to see past an early one
-        self.skip: frozenset[str] = self._skip(skip)
+        #: properties the user chose not to check (`--skip`), to see past an early one; or
+        #: (`--only`) the only ones to check, every other one skipped
+        from .properties import CRASH
+
+        self.only: frozenset[str] = self._named(only, "--only")
+        if self.only and skip:
+            raise UsageError("--only and --skip name the properties to check in two ways: give one of them"
+                             f" (--only {' --only '.join(sorted(self.only))} checks those alone)")
+        self.skip: frozenset[str] = self._named(skip, "--skip") if not self.only else frozenset(
+            set(self.property_names()) - self.only | ({CRASH} - self.only))
 
     def binding_of(self, action: str | None, values: tuple[Any, ...]) -> Binding | None:
         """The binding a trace step names (its action and its arguments' values as shown), or
@@ -316,17 +325,24 @@ class Model:
         """The fair actions: (name, "weak" | "strong"), in declaration order."""
         return [(d.name, d.fair) for d in self.spec_cls._actions.values() if d.fair]
 
-    def _skip(self, names: Any) -> frozenset[str]:
-        from ..errors import UsageError
+    def _named(self, names: Any, flag: str) -> frozenset[str]:
+        """The properties named by --skip or --only, each checked to be one of the spec's."""
         from .declare import did_you_mean
         from .properties import CRASH
 
         known = self.property_names()
         for name in names:
             if name not in known and name != CRASH:  # (crash: known once the actions are traced)
-                raise UsageError(f"--skip {name!r}: no such property of {self.spec_cls.__name__}."
+                raise UsageError(f"{flag} {name!r}: no such property of {self.spec_cls.__name__}."
                                  + did_you_mean(name, known) + f" Properties: {', '.join(known)}.")
         return frozenset(names)
+
+    def leaving_out(self, names: Any) -> Model:
+        """This model with the properties `names` not checked too (a shallow copy: the layout,
+        bindings and traced actions are shared): `prove` leaves liveness to `check`."""
+        other = copy.copy(self)
+        other.skip = self.skip | frozenset(names)
+        return other
 
     def checked(self) -> list[str]:
         """The safety properties this model checks (liveness_checked() says the rest)."""

@@ -367,7 +367,10 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
     notes = []
     if not model.checks_leak:
         notes.append("leak: not checked, the spec defines no finished()")
-    if model.skip:
+    if model.only:
+        left = sorted(set(model.property_names()) - model.only)
+        notes.append(f"these alone, with --only; left out: {', '.join(left) or 'none'}")
+    elif model.skip:
         notes.append(f"skipped with --skip: {', '.join(sorted(model.skip))}")
     lines.append(f"Properties checked: {', '.join(model.checked()) or 'no safety property'}" + (f" ({'; '.join(notes)})" if notes else ""))
     for name, how in result.liveness.items():

@@ -181,6 +181,29 @@ def test_skipping_every_property_is_not_a_pass(command):
     assert run_cli(command, "sglang_pd", "--fix", "door-retire", *skips[2:], *quick).code in (0, 3)
 
 
+def test_only_checks_the_named_properties_alone_in_every_engine_and_repeats():
+    """--only PROPERTY: that property alone (the inverse of a --skip of every other one), said in
+    the report, kept by the reproduce command; refused beside --skip, for a misspelt name, and
+    where it leaves nothing to check."""
+    whole = check("sglang_pd")  # (the unfixed spec: a stale read, and no double free)
+    assert whole.violation.property == "stale-read"
+    for engine, extra in (("explicit", {}), ("bmc", {"max_depth": 8}),
+                          ("fuzz", {"runs": 300, "steps": 30, "profile": "ci", "database": None})):
+        alone = check("sglang_pd", only=["double-free"], engine=engine, **extra)
+        assert alone.model.checked() == ["double-free"], engine
+        assert alone.verdict.word == ("verified" if engine == "explicit" else "bounded"), (engine, alone.verdict)
+        assert "--only double-free" in alone.reproduce and "--skip" not in alone.reproduce
+        both = check("sglang_pd", only=["double-free", "stale-read"], engine=engine, **extra)
+        assert both.violation is not None and both.violation.property == "stale-read", engine
+    shown = run_cli("check", "sglang_pd", "--fix", "door-retire", "--only", "double-free")
+    assert shown.code == 0 and "Properties checked: double-free (these alone, with --only; left out:" in shown.out
+    one_error_line(run_cli("check", "sglang_pd", "--only", "stale-read", "--skip", "leak"), "--only and --skip")
+    one_error_line(run_cli("check", "sglang_pd", "--only", "stale-red"), "--only 'stale-red'", "stale-read")
+    one_error_line(run_cli("check", "sglang_pd", "--only", "crash"), "nothing to check", "--only crash")
+    proof = run_cli("prove", "sglang_pd", "--fix", "door-retire", "--only", "double-free", "--k", "1")
+    assert proof.code in (0, 3) and "Properties: double-free" in proof.out, proof.out + proof.err
+
+
 @pytest.mark.parametrize("extra", [["--engine", "bmc", "--max-depth", "2"],
                                    ["--engine", "fuzz", "--runs", "2", "--steps", "3", "--profile", "ci"],
                                    ["--param", "decode_pool=100", "--max-states", "50"]],

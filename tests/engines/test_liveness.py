@@ -107,13 +107,27 @@ def test_a_dead_end_replays_as_a_dead_end(tmp_path):
 def test_engines_that_cannot_check_liveness_refuse_it_and_say_how_to_leave_it_out():
     r = run_cli("check", f"{RETRY}:RetryStrong", "--symmetry")
     assert r.code == 2 and "--symmetry is not sound for liveness yet" in r.err and "--skip a-wait-ends" in r.err
-    proof = run_cli("prove", f"{RETRY}:RetryStrong")
-    assert proof.code == 2 and "is not proved by induction" in proof.err and "--skip a-wait-ends" in proof.err
+    proof = run_cli("prove", f"{RETRY}:RetryStrong", "--only", "a-wait-ends")
+    assert proof.code == 2 and "nothing to prove: induction proves safety" in proof.err and "a-wait-ends" in proof.err
     symbolic = run_cli("check", f"{RETRY}:RetryStrong", "--engine", "bmc", "--symbolic", "requests=1..2")
     assert symbolic.code == 2 and "liveness with --symbolic parameters is not supported" in symbolic.err
     skipped = run_cli("check", f"{RETRY}:RetryStrong", "--symmetry", "--skip", "a-wait-ends")
     assert skipped.code == 0, skipped.out + skipped.err
     assert run_cli("prove", f"{RETRY}:RetryStrong", "--skip", "a-wait-ends").code == 0
+
+
+def test_prove_proves_the_safety_part_of_a_spec_with_liveness_and_says_what_it_left_out():
+    """prove on a spec with liveness was refused until a --skip per liveness property; it now
+    proves the safety properties and names each liveness property it left to `check`."""
+    proof = run_cli("prove", f"{RETRY}:RetryStrong")
+    assert proof.code == 0, proof.out + proof.err
+    assert "verified: proved by k-induction" in proof.out
+    assert "Liveness a-wait-ends: not proved: induction proves safety; check it with `ownership check`" in proof.out
+    doc = json.loads(run_cli("prove", f"{RETRY}:RetryStrong", "--json").out)
+    assert doc["verdict"] == "verified" and list(doc["left_out"]) == ["a-wait-ends"], doc
+    assert doc["reproduce"] == f"ownership prove {RETRY}:RetryStrong"
+    broken = run_cli("prove", f"{RETRY}:Retry")  # (its safety part: the same proof; liveness is what fails)
+    assert broken.code == 0 and "Liveness a-wait-ends: not proved" in broken.out
 
 
 # --------------------------------------------------------------------------- bmc: lassos of bounded length
