@@ -86,6 +86,14 @@ class Coverage:
     #: store of states and visited table hold, by the engine's count (NOTE(held-memory));
     #: None when not counted
     held_memory: int | None = None
+    #: a complete exhaustive search: the transitions of each action (name, count), in
+    #: declaration order, as TLC's coverage; 0: enabled in no reachable state. None where not
+    #: counted (an incomplete search, a partitioned one, a resumed checkpoint)
+    actions: tuple[tuple[str, int], ...] | None = None
+
+    def never_enabled_actions(self) -> list[str]:
+        """The actions enabled in no reachable state, where a complete search counted them."""
+        return [name for name, n in self.actions or () if n == 0]
 
     def memory(self) -> str | None:
         """The memory of an exhaustive search in words (its own count and the peak resident
@@ -139,7 +147,7 @@ class Coverage:
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
             "bound_depth": self.bound_depth,
-        } | self._runs_json() | self._search_json()
+        } | self._runs_json() | self._search_json() | ({} if self.actions is None else {"actions": dict(self.actions)})
 
     def _describe_runs(self) -> str:
         """Random testing in words: runs, steps, and the actions that never fired."""

@@ -9,8 +9,10 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -92,6 +94,9 @@ def ray_cluster():
 
     with cluster.connected("local", cpus=2) as ray:
         yield ray
+    while _REVIVED:  # (an instance started again by ray_left_idle: stopped with the session)
+        with contextlib.suppress(Exception):
+            _REVIVED.pop().__exit__(None, None, None)
 
 
 #: How long a Ray test's searches may take to give their CPUs back after the test.
@@ -103,7 +108,11 @@ def ray_left_idle(request):
     """After each test that used the shared Ray instance: every CPU of it is free again within
     RAY_IDLE_SECONDS, or the test fails, naming what it left running, and its leftovers are
     stopped (a search left running holds a CPU for good, and every later Ray test waits for
-    it: the session hung, issue 29)."""
+    it: the session hung, issue 29). Before such a test, a shared instance whose node has
+    died (its raylet, marked dead by Ray on a machine loaded for long) is started again, with
+    a warning: every later Ray test waited on it."""
+    if "ray_cluster" in request.fixturenames:
+        _revive(request.getfixturevalue("ray_cluster"))
     yield
     if "ray_cluster" not in request.fixturenames:
         return
@@ -125,6 +134,27 @@ def ray_left_idle(request):
             os.kill(pid, signal.SIGKILL)
     pytest.fail(f"the test left {total - free:g} of the shared Ray instance's {total:g} CPUs busy after"
                 f" {RAY_IDLE_SECONDS:g} s: actors {left}, tasks {[name for _, name in busy]} (now stopped)")
+
+
+_REVIVED: list[Any] = []  # the shared Ray instances started again (their context managers)
+
+
+def _revive(ray: Any) -> None:
+    """Start the shared Ray instance again if its node is dead (see ray_left_idle)."""
+    try:
+        alive = any(node.get("Alive") for node in ray.nodes())
+    except Exception:  # (a driver that lost its instance may fail to answer at all)
+        alive = False
+    if alive:
+        return
+    from ownership.engines import cluster
+
+    warnings.warn("the shared Ray instance's node had died (a raylet marked dead): started again", stacklevel=2)
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    again = cluster.connected("local", cpus=2)
+    again.__enter__()
+    _REVIVED.append(again)
 
 
 def _ray_task_processes() -> list[tuple[int, str]]:

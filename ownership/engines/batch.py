@@ -179,6 +179,8 @@ class _Search:
         self.via: list[list[np.ndarray]] = []     # per level: bindings
         self.blocks: list[list[tuple[int, int, int]]] = []  # per level: (start, stop, transitions)
         self.transitions = 0
+        #: transitions per binding (the actions' coverage of a complete search)
+        self.fired = np.zeros(len(model.bindings), dtype=np.int64)
         self.orbits: list[np.ndarray] = []        # under symmetry: states each representative stands for
         self.reached: dict[str, bool] = {name: False for name in self.bm.sometimes_names}
         self.memory = PeakMemory()
@@ -535,6 +537,7 @@ class _Search:
             if blk.stab is not None:
                 self.orbits.append(self._orbit(blk.stab.take(new)))
             self.blocks[d].append((blk.start, blk.stop, int(blk.pos.size)))
+            self.fired += np.bincount(blk.pos % self.B, minlength=self.B)
             if self.max_states is not None and self.store.n >= self.max_states and self.store.n > before:
                 last = max(self.max_states - before, 1) - 1   # the new state that reaches the limit
                 self.store.truncate(before + last + 1)
@@ -674,6 +677,7 @@ class _Search:
             states_before_symmetry=self._represented() if sym else None,
             bits_per_state=self.bm.layout.bits, peak_memory=self.memory.peak(),
             held_memory=self.store.n * self._state_bytes(self.exp.k) + self.table.nbytes,
+            actions=self.model.action_counts(self.fired) if complete else None,
         )
 
     def _finish(self, stopped_by: str | None, bound: int | None) -> CheckResult:

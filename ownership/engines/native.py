@@ -276,7 +276,14 @@ class _Run:
         return Coverage(states, transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound,
                         states_before_symmetry=before, bits_per_state=self.bm.layout.bits, peak_memory=self.memory.peak(),
-                        held_memory=self._get(13) if running else None)
+                        held_memory=self._get(13) if running else None,
+                        actions=self.model.action_counts(self._fired()) if complete and running else None)
+
+    def _fired(self) -> Any:
+        """Transitions per binding, as the compiled search counted them."""
+        out = np.zeros(len(self.model.bindings), dtype=np.int64)
+        self.lib.ownership_fired(self.S, out.ctypes.data)
+        return out
 
     def _progress(self, now: float) -> Progress:
         rss = self.memory.sample()

@@ -104,6 +104,11 @@ UNRESPONSIVE_SECONDS = 30.0
 #: How often the driver pings each partition while it waits for them.
 PING_EVERY = 1.0
 
+#: Partitions not all built this long after they were asked for stop the search, inconclusive,
+#: stopped by "worker-unresponsive": the cluster cannot place them (its CPUs held, a node
+#: lost: the search waited for good when the local raylet had died). A build takes seconds.
+START_SECONDS = 180.0
+
 
 class OnRay:
     """Partitions as Ray actors, named `ownership-<run>-<i>` (so that an operator, or a test,
@@ -114,7 +119,7 @@ class OnRay:
     runs in a concurrency group of its own ("watch"), beside the partition's work, so that a
     busy partition answers and a frozen one does not (after UNRESPONSIVE_SECONDS: WorkerLost,
     "worker-unresponsive"). Only once every partition is built: a partition being built
-    answers nothing, and its start is bounded by max_seconds only."""
+    answers nothing, and its start is bounded by max_seconds and START_SECONDS."""
 
     def __init__(self, ray: Any, recipe: Recipe, parts: int, symmetry: bool, block: int, held: Any,
                  deadline: float | None = None) -> None:
@@ -132,20 +137,25 @@ class OnRay:
         self.pings: dict[int, tuple[Any, float]] = {}  # the ping in flight of each partition, and when it was sent
         self.heard: list[float] | None = None  # when each partition last answered a ping (None: not watched yet)
         try:
-            self.wait([a.ready.remote() for a in self.actors])
+            self.wait([a.ready.remote() for a in self.actors], start=time.monotonic())
         except BaseException:  # (stopped while they start: none is left holding its CPUs)
             self.close()
             raise
         self.heard = [time.monotonic()] * parts
 
-    def wait(self, refs: Sequence[Any]) -> list[Any]:
-        """The values of `refs`, waiting TICK at a time so that Ctrl-C and limits act (NOTE(deferred))."""
+    def wait(self, refs: Sequence[Any], start: float | None = None) -> list[Any]:
+        """The values of `refs`, waiting TICK at a time so that Ctrl-C and limits act (NOTE(deferred));
+        `start`: the partitions are being built since then (START_SECONDS at most)."""
         ray = self.ray
         pending = list(refs)
         while pending:
             self.held.poll()
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise TimeUp
+            if start is not None and time.monotonic() - start >= START_SECONDS:
+                raise WorkerLost(f"{len(pending)} of {len(refs)} partitions did not start within {START_SECONDS:g} s"
+                                 " (the cluster could not place them: its CPUs held, or a node lost)",
+                                 stopped_by="worker-unresponsive")
             self._watch()
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=TICK)
         self.held.poll()

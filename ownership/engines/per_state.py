@@ -43,6 +43,7 @@ def check(
     pending = [p.name for p in model.sometimes]
     reached: dict[str, bool | None] = {name: False for name in pending}
     transitions = 0
+    fired = [0] * len(bindings)  # transitions per binding (the actions' coverage)
     last_report = start
     stopped_by: str | None = None
     violation: tuple[int, list[Flag]] | None = None  # (state index, flags)
@@ -100,6 +101,7 @@ def check(
                 if out is None:
                     continue
                 transitions += 1
+                fired[b] += 1
                 nxt = out.state
                 if out.flags:
                     violation = (_append(states, parent, via, depth_of, nxt, idx, b, d + 1), out.flags)
@@ -154,7 +156,8 @@ def check(
                            sometimes={k: (True if v else None) for k, v in reached.items()})
     complete = stopped_by is None
     cov = Coverage(len(seen), transitions, max_d, complete=complete, stopped_by=stopped_by,
-                   seconds=elapsed, bound_depth=None if complete else deepest_done + 1)
+                   seconds=elapsed, bound_depth=None if complete else deepest_done + 1,
+                   actions=model.action_counts(fired) if complete else None)
     if complete:
         verdict = Verdict.VERIFIED
         sometimes: dict[str, bool | None] = dict(reached)

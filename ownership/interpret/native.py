@@ -66,6 +66,8 @@ class NativeModel:
         L.ownership_get.argtypes = [ctypes.c_void_p, ctypes.c_int]
         L.ownership_state.restype = None
         L.ownership_state.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+        L.ownership_fired.restype = None
+        L.ownership_fired.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         if canon is not None:
             L.ownership_canon.restype = ctypes.c_uint64
             L.ownership_canon.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

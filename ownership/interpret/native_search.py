@@ -35,6 +35,7 @@ struct search {
     struct succ *buf;     /* the successors of a batch of parents, in order */
     int64_t nbuf;
     int64_t *starts;      /* starts[k]: the first successor of the batch's k-th parent in buf */
+    int64_t fired[BINDINGS];  /* transitions per binding (the actions' coverage) */
 };
 
 /* Parents expanded ahead of the inserts, so that the visited table and the store can be
@@ -231,6 +232,7 @@ static int on_step(struct search *S, int64_t cur, int64_t cur_depth, const struc
     int64_t d = cur_depth + 1;
     if (e->error) { note_failed(S, d, cur, e->b); return 0; }
     S->transitions++;
+    S->fired[e->b]++;
     if (e->flag) { S->event_at = cur; S->event_b = e->b; memcpy(S->last, e->w, WORDS * sizeof(u64)); return 2; }
     int64_t id = insert(S, e->w, e->h, cur, e->b, d);
     if (id == -1) return 0;
@@ -330,6 +332,7 @@ int64_t ownership_get(struct search *S, int what) {
     }
     return -1;
 }
+void ownership_fired(struct search *S, int64_t *out) { memcpy(out, S->fired, sizeof S->fired); }
 void ownership_state(struct search *S, int64_t id, u64 *out) {
     memcpy(out, id < 0 ? S->last : S->states + id * WORDS, WORDS * sizeof(u64));
 }

@@ -321,6 +321,14 @@ class Model:
                                                 f"{pool} page {page} is {what}", f"{pool} page {page} is {goal}"))
         return out
 
+    def action_counts(self, per_binding: Any) -> tuple[tuple[str, int], ...]:
+        """Transitions per action, in declaration order, from the transitions per binding (an
+        action without a binding at these parameters: 0)."""
+        counts = dict.fromkeys(self.spec_cls._actions, 0)
+        for binding, n in zip(self.bindings, per_binding):
+            counts[binding.action.name] += int(n)
+        return tuple(counts.items())
+
     def fairness(self) -> list[tuple[str, str]]:
         """The fair actions: (name, "weak" | "strong"), in declaration order."""
         return [(d.name, d.fair) for d in self.spec_cls._actions.values() if d.fair]

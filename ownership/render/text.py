@@ -362,6 +362,9 @@ def render_check(result: CheckResult, *, spec_label: str, full: bool = False,
         lines.append(f"inconclusive: {cov.describe()}, {result.took()}")
     if result.note:
         lines.append(f"  ({result.note})")
+    if never := cov.never_enabled_actions():
+        lines.append(f"Never enabled in any reachable state: {', '.join(never)} (a guard that never holds at these"
+                     " parameters: a step the protocol cannot take, or a mistake in the spec)")
     if (memory := cov.memory()) is not None:
         lines.append(memory)
     notes = []

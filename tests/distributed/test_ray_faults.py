@@ -195,6 +195,31 @@ def test_a_frozen_worker_is_worker_unresponsive_never_a_hang(ray_cluster, monkey
     assert "answered no ping for 3 s" in result.note
 
 
+def test_partitions_the_cluster_cannot_place_are_worker_unresponsive_never_a_hang(ray_cluster, monkeypatch):
+    """Partitions that never start (here every CPU of the cluster held by an actor of the
+    test; in CI the local raylet had died) end the search, inconclusive, `stopped by
+    worker-unresponsive`, after START_SECONDS (3 s here; 180 s by default), without a time
+    limit. Issue 29: the driver waited for them for good."""
+    monkeypatch.setattr(partitioned, "START_SECONDS", 3.0)
+    total = ray_cluster.cluster_resources()["CPU"]
+
+    @ray_cluster.remote(num_cpus=total)
+    class Hog:
+        def ready(self) -> bool:
+            return True
+
+    hog = Hog.remote()
+    ray_cluster.get(hog.ready.remote())
+    try:
+        model = shipped_model("sglang_pd", ("door-retire",))
+        result = partitioned.check(model, recipe=Recipe.of("sglang_pd", model), ray=ray_cluster, parts=2)
+    finally:
+        ray_cluster.kill(hog)
+    cov = result.coverage
+    assert result.verdict is Verdict.INCONCLUSIVE and cov.stopped_by == "worker-unresponsive", cov.describe()
+    assert "2 of 2 partitions did not start within 3 s" in result.note, result.note
+
+
 def test_the_ray_extra_installs_ray_client_for_ray_addresses():
     """`ray://` addresses need Ray Client (grpcio): the `[ray]` extra installs it (issue 29:
     docs/cli.md gave `ray://` addresses that failed with "requires pip package ray[client]"),
