@@ -72,6 +72,7 @@ class Oracle:
 
     states: int = 0                      # reachable states (every one, when nothing happens)
     transitions: int = 0                 # enabled transitions out of clean states
+    actions: dict[str, int] = field(default_factory=dict)  # those transitions per action
     deepest: int = 0                     # the deepest depth at which a state is first reached
     violations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     errors: dict[int, set[Where]] = field(default_factory=lambda: defaultdict(set))
@@ -196,6 +197,7 @@ def explore(model: Model, *, max_states: int = MAX_STATES, watch: set[int] | Non
                 if result is None:
                     continue
                 out.transitions += 1
+                out.actions[binding.action.name] = out.actions.get(binding.action.name, 0) + 1
                 if result.flags:
                     out.violations[depth + 1].update(f.prop for f in result.flags)
                     continue

@@ -110,6 +110,7 @@ class Answer:
     complete: bool = False
     depth: int | None = None      # the coverage's depth (fuzz: the longest run)
     runs: int | None = None       # fuzz: the runs executed
+    actions: dict[str, int] | None = None  # a complete exhaustive search: transitions per action
     where: Where | None = None
     message: str = ""
     sometimes: dict[str, Any] = field(default_factory=dict)
@@ -152,7 +153,8 @@ def _from_result(engine: str, result: Any) -> Answer:
     cov = result.coverage
     a = Answer(engine, result.verdict.word, states=cov.states, transitions=cov.transitions,
                before_symmetry=cov.states_before_symmetry, bound=cov.bound_depth, complete=cov.complete,
-               depth=cov.depth, runs=cov.runs, sometimes=dict(result.sometimes or {}))
+               depth=cov.depth, runs=cov.runs, sometimes=dict(result.sometimes or {}),
+               actions=None if cov.actions is None else {n: c for n, c in cov.actions if c})
     if result.trace is not None and result.trace.violation is not None:
         v = result.trace.violation
         a.prop, a.also, a.length = v.property, tuple(v.also), len(result.trace.steps) - 1
@@ -220,6 +222,8 @@ def _decided(a: Answer, oracle: Oracle, *, counts: bool, states_field: str = "st
                 out.append(f"{got} states, the reference reaches {oracle.states}")
             if states_field == "states" and a.transitions != oracle.transitions:
                 out.append(f"{a.transitions} transitions, the reference has {oracle.transitions}")
+            if states_field == "states" and a.actions is not None and a.actions != oracle.actions:
+                out.append(f"transitions per action {a.actions}, the reference has {oracle.actions}")
             if a.sometimes != oracle.sometimes:
                 out.append(f"sometimes {a.sometimes}, the reference finds {oracle.sometimes}")
     return out
