@@ -281,6 +281,12 @@ class Measured:
                    else f"above 0 for at most {self.longest} consecutive state{'s' if self.longest != 1 else ''} of a run")
         return f"at most {self.largest} (first reached in {self.at} steps); {stretch}"
 
+    def brief(self) -> str:
+        """For a table cell: "3, for 8 states", "3, without end", or "0"."""
+        if self.largest <= 0:
+            return str(self.largest)
+        return f"{self.largest}, " + ("without end" if self.longest is None else f"for {self.longest} states")
+
 
 @dataclass
 class Outcome:

@@ -1,6 +1,7 @@
 """JSON Schemas (draft 2020-12) of what `ownership ... --json` prints, shipped with the package.
 
-One file per command: check.json, prove.json, replay.json, list.json, config-check.json, monitor.json, and
+One file per command: check.json, prove.json, replay.json, list.json, config-check.json, monitor.json,
+matrix.json, and
 error.json for the error object that every command prints under --json instead of its
 `error:` line (docs/cli.md, "Machine-readable output"). Every object carries
 `schema_version`; it changes only when a field is removed or changes meaning (a new field
@@ -26,7 +27,7 @@ SCHEMA_VERSION = 1
 
 #: The schemas by name: the commands whose --json output they describe, the error object, and
 #: the parts they share (common.json).
-NAMES = ("check", "prove", "replay", "list", "config-check", "monitor", "error", "common")
+NAMES = ("check", "prove", "replay", "list", "config-check", "monitor", "matrix", "error", "common")
 
 
 @cache
