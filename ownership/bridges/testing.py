@@ -132,7 +132,9 @@ def check_spec(
     from ..render.text import render_trace
 
     model = model_of(spec, params=params, fixes=fixes)
+    extra = ""  # (the reproduce command's options beyond the spec's)
     if engine == "fuzz":
+        extra = f" --runs {runs or DEFAULTS.runs} --steps {steps or DEFAULTS.steps}"
         result = fuzz.check(
             model, runs=runs or DEFAULTS.runs, steps=steps or DEFAULTS.steps,
             seed=seed if seed is not None else DEFAULTS.seed, database=database,
@@ -160,6 +162,8 @@ def check_spec(
         # where an inconclusive check failed this test and pytest went on to the next
         raise KeyboardInterrupt
     confirm(result, getattr(result, "model", None) or model)  # the one counterexample rule (ownership.confirm)
+    if result.trace is not None and not result.trace.spec:
+        _name_the_run(result, spec, model, extra)
     setting = _setting(model)
     # liveness that no engine covered on every behaviour: not checked, or bounded (fuzz's
     # random runs, bmc's lassos of a bounded length)
@@ -182,6 +186,23 @@ def check_spec(
         raise SpecViolated(f"spec {model.spec_cls.__name__}: inconclusive ({setting}): "
                            f"{result.coverage.describe()}", result)
     return result
+
+
+def _name_the_run(result: CheckResult, spec: str | type[Spec], model: Model, extra: str) -> None:
+    """A trace names its spec and the command that repeats the run, so that `ownership replay`
+    and `ownership show` take it (the traces of check_spec named spec '' and no command, and
+    replay refused them): a spec given by name or path keeps it; a Spec class is named by its
+    file and class."""
+    from .. import api
+
+    if isinstance(spec, str):
+        ref, shown = api.spec_ref(spec), api._display_ref(spec)
+    else:
+        ref = shown = f"{spec.source_file()}:{spec.__name__}"
+    if result.engine == "fuzz":
+        extra += f" --seed {result.coverage.seed}" if result.coverage.seed is not None else " --profile ci"
+    result.trace.spec = ref
+    result.trace.reproduce = result.reproduce = api.reproduce_command(shown, model, engine=result.engine, extra=extra)
 
 
 #: Where a failing check writes its trace, relative to the working directory.

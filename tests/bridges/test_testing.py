@@ -7,12 +7,13 @@ few runs.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 from ownership import Request, Spec, action, ints, per_request, pool
 from ownership.bridges.testing import (
@@ -59,6 +60,22 @@ class Counter(Spec):
         s.table[r] = 0
 
 
+class GiveTwice(Spec):
+    """Gives its pages back and keeps them in its table: the second give is a double free."""
+
+    kv = pool(2)
+    table = per_request(kv)
+
+    @action
+    def take(self, s, r: Request):
+        s.table[r] = s.table[r] | s.alloc("kv", r, 1)
+
+    @action
+    def give_back(self, s, r: Request):
+        s.require(s.table[r] != 0)
+        s.free("kv", r, s.table[r])
+
+
 def test_check_spec_returns_a_bounded_result_for_a_fixed_spec():
     """A spec without violations passes check_spec and reports bounded coverage, never verified."""
     result = check_spec("sglang_pd", fixes=["door-retire"], **CI, database=None)
@@ -80,6 +97,18 @@ def test_check_spec_takes_a_spec_class_and_the_explicit_engine():
     """A Spec class written in a test can be checked exhaustively too."""
     result = check_spec(Counter, engine="explicit")
     assert result.verdict is Verdict.VERIFIED
+    with pytest.raises(SpecViolated) as info:  # (its trace names the class by its file)
+        check_spec(GiveTwice, engine="explicit")
+    trace = info.value.result.trace
+    assert trace.violation.property == "double-free"
+    assert trace.spec == f"{GiveTwice.source_file()}:GiveTwice"
+    assert trace.reproduce == f"ownership check {GiveTwice.source_file()}:GiveTwice"
+    assert info.value.result.reproduce == trace.reproduce
+    assert run_cli("check", "sglang_pd").code == 1  # (a shipped spec keeps its name: below)
+    with pytest.raises(SpecViolated) as shipped:
+        check_spec("sglang_pd", engine="explicit")
+    assert shipped.value.result.trace.spec == "sglang_pd"
+    assert shipped.value.result.trace.reproduce == "ownership check sglang_pd"
 
 
 def test_the_checked_allocator_conforms_and_refuses_the_double_free(example):
@@ -211,6 +240,16 @@ def test_a_failing_check_writes_its_trace_and_the_command_that_repeats_it(tmp_pa
     again = _inner_pytest(tmp_path, "--ownership-seed", seed)
     assert again.returncode == 1
     assert [s.label() for s in read_itf(str(trace_path)).steps] == [s.label() for s in trace.steps]
+
+    # the trace names its spec and the command that repeats the run (they were '' and none,
+    # and `replay` refused the trace): replay takes it, and the command finds the double free
+    spec = str((ROOT / "tests") / "specs" / "double_free.py")
+    assert trace.spec == spec
+    assert trace.reproduce.startswith(f"ownership check {spec} --engine fuzz --runs 200 --steps 12 --seed "), trace.reproduce
+    replayed = run_cli("replay", str(trace_path), "--spec", spec)
+    assert replayed.code == 1 and "double-free" in replayed.out, replayed.out + replayed.err
+    repeated = run_cli(*shlex.split(trace.reproduce)[1:])
+    assert repeated.code == 1 and "violated: double-free" in repeated.out, repeated.out + repeated.err
 
 
 def test_the_example_database_replays_a_failure_first(tmp_path):
