@@ -192,6 +192,9 @@ def _sarif(result: Any, narrative: list[str | None] | None, code: int) -> dict[s
         extra["liveness"] = result.liveness
     if result.note:
         extra["note"] = result.note
+    parameters = getattr(result, "parameters", None)
+    if parameters is not None:  # (bmc --symbolic: for which values the spec breaks)
+        extra["parameters"] = parameters.to_json()
     return sarif_log(result.model, verdict=v.word, coverage=coverage, exit_code=code, trace=result.trace,
                      narrative=narrative, reproduce=result.reproduce, command_line=command_line(),
                      properties=extra)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import inspect
 import os
-import textwrap
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -57,8 +56,10 @@ def def_line(obj: Any) -> int | None:
         lines, start = inspect.getsourcelines(obj)
     except (OSError, TypeError):
         return None
+    # (not textwrap.dedent: a docstring's line at column 0 would keep the whole block indented)
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())] if lines else ""
     try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = ast.parse("".join(line.removeprefix(indent) for line in lines))
     except SyntaxError:
         return start
     for node in tree.body:
