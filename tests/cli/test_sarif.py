@@ -144,7 +144,8 @@ def test_a_spec_invariant_has_its_docstring_and_its_definition_line():
 
 
 def test_prove_prints_sarif_too():
-    """prove: a base-case counterexample is a result at its action; a proof has none."""
+    """prove: a base-case counterexample is a result at its action; a proof has none, nor has
+    a counterexample to induction."""
     doc = _sarif("prove", "sglang_pd", code=1)
     [result] = doc["runs"][0]["results"]
     assert result["ruleId"] == "stale-read"
@@ -153,6 +154,12 @@ def test_prove_prints_sarif_too():
     doc = _sarif("prove", "sglang_pd", "--fix", "door-retire", code=0)
     assert doc["runs"][0]["results"] == []
     assert doc["runs"][0]["invocations"][0]["properties"]["verdict"] == "verified"
+    # a counterexample to induction may be unreachable: no result, said in the properties
+    doc = _sarif("prove", "sglang_pd", "--fix", "door-retire", "--k", "1", code=3)
+    props = doc["runs"][0]["invocations"][0]["properties"]
+    assert doc["runs"][0]["results"] == [] and props["verdict"] == "inconclusive"
+    assert props["counterexample_to_induction"]["possibly_unreachable"] is True
+    assert "longer executions are not covered" in props["coverage"]
 
 
 def test_json_is_format_json_and_the_two_must_agree():
