@@ -1,9 +1,11 @@
 """`ownership check`: search a spec's states with one engine and print the verdict, with a
-counterexample told a line per step (--out writes it as ITF JSON)."""
+counterexample told a line per step (--out writes it as ITF JSON); `--format` json, sarif or
+github for machines (the SARIF log and the workflow commands: ownership/render/sarif.py)."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -15,6 +17,7 @@ from .common import (
     OwnershipCommand,
     Progress,
     check_out,
+    command_line,
     complete_fix,
     complete_param,
     complete_property,
@@ -22,12 +25,15 @@ from .common import (
     complete_symbolic,
     echo,
     emit_json,
+    emit_sarif,
+    format_option,
     limited,
     parse_params,
     release_option,
     release_spelling,
     write_trace,
 )
+from .common import output_format as resolve_format
 
 
 @click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
@@ -40,7 +46,8 @@ from .common import (
 @click.option("--liveness", "liveness", multiple=True, metavar="NAME", type=click.Choice(list(LIVENESS)), help="Also check this liveness property of the kernel (repeatable): eventually-released, eventually-landed; under the fairness the spec's actions declare.")
 @click.option("--engine", default="explicit", show_default=True, type=click.Choice(api.ENGINES), help="Search engine.")
 @click.option("--out", "out", metavar="PATH", help="Write the counterexample as ITF JSON here.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too): --format json.")
+@format_option
 @click.option("--strict", is_flag=True, help="Exit 3 for a bounded pass or an unreached sometimes property.")
 @click.option("--full", is_flag=True, help="Under each step of the counterexample, what it changed (the initial state whole).")
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states (verdict: bounded).")
@@ -62,7 +69,7 @@ from .common import (
 @click.option("--profile", metavar="NAME", help="fuzz: default, ci (derandomised) or a registered Hypothesis profile.")
 def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
           only: tuple[str, ...], liveness: tuple[str, ...], engine: str, out: str | None,
-          as_json: bool, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
+          as_json: bool, output_format: str | None, strict: bool, full: bool, max_states: int | None, max_depth: int | None,
           symbolic: tuple[str, ...], max_seconds: str | None, symmetry: bool, native: bool, measure: bool, workers: int,
           max_memory: str | None, ray: str | None, checkpoint: str | None, resume: str | None,
           searches: int | None, runs: int | None, steps: int | None, seed: int | None,
@@ -74,6 +81,8 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     from ..engines.memory import keep_freed_memory
     from ..render.text import narrate, render_check
 
+    fmt = resolve_format(as_json, output_format)
+    as_json = fmt == "json"
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
     if ray is None:
@@ -81,7 +90,7 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     check_out(out)
     keep_freed_memory()  # NOTE(first-touch) in engines/memory.py: process-wide, so only here
     progress = Progress()
-    with limited(seconds, memory, progress, as_json=as_json, spec=spec):
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec, fmt=fmt):
         try:
             result = api.check(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, only=only, engine=engine,
                                max_states=max_states, max_depth=max_depth, max_seconds=seconds,
@@ -146,9 +155,46 @@ def check(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
             if result.measures_note:
                 doc["measures_note"] = result.measures_note
         emit_json(doc)
+    elif fmt == "sarif":
+        emit_sarif(_sarif(result, narrative, code))
     else:
+        if fmt == "github":
+            from ..render.sarif import github_annotations
+
+            for line in github_annotations(result.model, result.trace, result.reproduce):
+                echo(line)
         echo(render_check(result, spec_label=spec, full=full, trace_path=trace_path))
         parameters = getattr(result, "parameters", None)
         if parameters is not None:
             echo(parameters.describe())
     sys.exit(code)
+
+
+def _sarif(result: Any, narrative: list[str | None] | None, code: int) -> dict[str, Any]:
+    """The SARIF log of a check: its rules, the violation as a result, the verdict and the
+    coverage in words (as the text report words them, never more)."""
+    from ..render.sarif import sarif_log
+
+    cov = result.coverage
+    v = result.verdict
+    if v is Verdict.VIOLATED:
+        coverage = f"explored {cov.describe()}"
+    elif v is Verdict.VERIFIED:
+        coverage = f"no violation in {cov.describe()}"
+    elif v is Verdict.BOUNDED:
+        coverage = f"no violation found; covered {cov.describe()}"
+    elif cov.complete:  # safety over every state; the reachable graph (liveness, measures) stopped
+        coverage = f"no safety violation in {cov.describe()}; liveness or measures were not finished"
+    else:
+        coverage = cov.describe()
+    extra: dict[str, Any] = {"engine": result.engine, "sometimes": result.sometimes}
+    if result.liveness:
+        extra["liveness"] = result.liveness
+    if result.note:
+        extra["note"] = result.note
+    parameters = getattr(result, "parameters", None)
+    if parameters is not None:  # (bmc --symbolic: for which values the spec breaks)
+        extra["parameters"] = parameters.to_json()
+    return sarif_log(result.model, verdict=v.word, coverage=coverage, exit_code=code, trace=result.trace,
+                     narrative=narrative, reproduce=result.reproduce, command_line=command_line(),
+                     properties=extra)

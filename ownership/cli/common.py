@@ -6,7 +6,8 @@ through the `ownership` group.
 
 Also shared: `-h` beside `--help`; click's own usage errors (a bad option value, a missing
 argument) in the same one-line `error:` form, exit 2; under `--json` every error, stop and
-internal error as one JSON object on stdout (ownership/schemas/error.json); `--release` with
+internal error as one JSON object on stdout (ownership/schemas/error.json); `--format` (text,
+json, sarif, github: `output_format`) and the one SARIF log of a stop (`emit_sarif`); `--release` with
 its old spelling `--version` kept as a hidden alias; and shell completion of spec, fix,
 parameter, property and release names; the exit-code table of every --help (EXIT_TABLE);
 and checking and writing a trace file of --out (`check_out`, `write_trace`)."""
@@ -86,17 +87,46 @@ def emit_json(doc: dict[str, Any], *, indent: int = 1) -> None:
     write_out(lambda: click.echo(text))
 
 
+def emit_sarif(doc: dict[str, Any]) -> None:
+    """Print one SARIF log (ownership/render/sarif.py) on stdout: ASCII JSON, as emit_json's,
+    without `schema_version` (SARIF allows no other top-level field)."""
+    text = json.dumps(doc, indent=1)
+    write_out(lambda: click.echo(text))
+
+
 def wants_json(ctx: click.Context | None) -> bool:
-    """Whether the command was given --json (parsed, or only typed when parsing failed)."""
+    """Whether the command was given --json or --format json (parsed, or only typed when
+    parsing failed)."""
     c = ctx
     while c is not None:
-        if c.params.get("as_json"):
+        if c.params.get("as_json") or c.params.get("output_format") == "json":
             return True
         c = c.parent
     if ctx is None:
         return False
     argv = ctx.find_root().meta.get("ownership.argv", [])
-    return "--json" in (argv[:argv.index("--")] if "--" in argv else argv)
+    typed = argv[:argv.index("--")] if "--" in argv else argv
+    return "--json" in typed or "--format=json" in typed or any(
+        a == "--format" and b == "json" for a, b in zip(typed, typed[1:]))
+
+
+#: What `--format` prints: the text report, one JSON object (as --json), one SARIF 2.1.0
+#: log, or GitHub Actions workflow commands before the text report (ownership/render/sarif.py).
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def format_option(f: Any) -> Any:
+    """`--format text|json|sarif|github` (default text; `--json` is `--format json`)."""
+    return click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+                        help="What to print: text (the default), json (as --json), sarif (one SARIF 2.1.0"
+                             " log, for code scanning) or github (GitHub Actions ::error lines, then the text).")(f)
+
+
+def output_format(as_json: bool, given: str | None) -> str:
+    """The format a command prints: `--format`, or json under `--json`; both must agree."""
+    if as_json and given not in (None, "json"):
+        raise UsageError(f"--json and --format {given} ask for two formats: give one (--json is --format json)")
+    return "json" if as_json else given or "text"
 
 
 def error_kind(e: OwnershipError) -> str:
@@ -155,6 +185,11 @@ def _command_line(ctx: click.Context) -> str:
     """The command as the user typed it (its arguments as the outermost command parsed them)."""
     argv = ctx.find_root().meta.get("ownership.argv", sys.argv[1:])
     return shlex.join(["ownership", *argv])
+
+
+def command_line() -> str:
+    """The command that runs now, as the user typed it (a SARIF log's invocation)."""
+    return _command_line(click.get_current_context())
 
 
 class RefusedOutput(click.ClickException):
@@ -525,10 +560,12 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
 
 @contextmanager
 def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *, as_json: bool = False,
-            spec: str | None = None, unexplored: str = "nothing was explored") -> Iterator[limits.Guard]:
+            spec: str | None = None, unexplored: str = "nothing was explored",
+            fmt: str = "text") -> Iterator[limits.Guard]:
     """Run a command's block under its whole-command limits (ownership.limits). A limit or
     Ctrl-C outside an engine (which reports its own coverage) ends the command here: exit 3,
-    one line saying what stopped it, while doing what, and what was not done."""
+    one line saying what stopped it, while doing what, and what was not done (`fmt` sarif: a
+    SARIF log without results that says so)."""
     guard: limits.Guard | None = None
     try:
         with limits.armed(max_seconds=max_seconds, max_memory=max_memory, reporter=progress) as guard:
@@ -539,6 +576,10 @@ def limited(max_seconds: float | None, max_memory: int | None, progress: Any, *,
         code = Verdict.INCONCLUSIVE.exit_code
         if as_json:
             emit_json(stopped_doc(spec, reason, doing, code))
+        elif fmt == "sarif":
+            from ..render.sarif import stopped_log
+
+            emit_sarif(stopped_log(reason, doing, code))
         else:
             echo(f"inconclusive: stopped by {reason} while {doing}; {unexplored}")
         sys.exit(code)

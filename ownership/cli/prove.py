@@ -4,7 +4,8 @@ A click command registered by ownership/cli/__init__.py. Like every command it
 only parses options, calls the library (ownership.engines.bmc.run_proof) and prints; exit
 codes come from the one table in ownership.result: verified 0, violated in the base case 1,
 induction failure or inconclusive 3, bad input 2 (an OwnershipError, turned into exit code 2
-by the command group). Importing this module does not import z3.
+by the command group). `--format` json, sarif or github as for `check` (ownership/render/sarif.py).
+Importing this module does not import z3.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .common import (
     EXIT_TABLE,
     OwnershipCommand,
     Progress,
+    command_line,
     complete_fix,
     complete_param,
     complete_property,
@@ -28,11 +30,14 @@ from .common import (
     complete_symbolic,
     echo,
     emit_json,
+    emit_sarif,
+    format_option,
     limited,
     parse_params,
     release_option,
     release_spelling,
 )
+from .common import output_format as resolve_format
 
 
 @click.command(cls=OwnershipCommand, epilog=EXIT_TABLE)
@@ -47,11 +52,12 @@ from .common import (
 @click.option("--symbolic", "symbolic", multiple=True, metavar="NAME[=LO..HI]",
               help="Leave an integer parameter unknown within a range (repeatable); without a range: its minimum..1024.",
               shell_complete=complete_symbolic)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text (errors too): --format json.")
+@format_option
 @click.option("--max-seconds", metavar="SECONDS", help="Stop after this long, loading and tracing the spec included (verdict: inconclusive).")
 @click.option("--max-memory", "max_memory", metavar="SIZE", help="Stop (inconclusive) before the command holds more than SIZE, e.g. 4G; it always stops before the machine would swap.")
 def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[str, ...], skip: tuple[str, ...],
-          only: tuple[str, ...], k: int | None, symbolic: tuple[str, ...], as_json: bool, max_seconds: str | None,
+          only: tuple[str, ...], k: int | None, symbolic: tuple[str, ...], as_json: bool, output_format: str | None, max_seconds: str | None,
           max_memory: str | None) -> None:
     """Prove SPEC's kernel properties, invariants and lemmas for every depth (k-induction, z3).
 
@@ -62,10 +68,12 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
     from ..confirm import confirm
     from ..engines import bmc
 
+    fmt = resolve_format(as_json, output_format)
+    as_json = fmt == "json"
     seconds = limits.parse_seconds(max_seconds)
     memory = limits.parse_size(max_memory) if max_memory is not None else None
     progress = Progress()
-    with limited(seconds, memory, progress, as_json=as_json, spec=spec):
+    with limited(seconds, memory, progress, as_json=as_json, spec=spec, fmt=fmt):
         try:
             model = api.model_for(spec, params=parse_params(params), fixes=fixes, version=release, skip=skip, only=only)
             api.nothing_to_check(model)
@@ -98,7 +106,14 @@ def prove(spec: str, fixes: tuple[str, ...], release: str | None, params: tuple[
         if left_out:
             doc["left_out"] = {name: LEFT_OUT for name in left_out}
         emit_json(doc)
+    elif fmt == "sarif":
+        emit_sarif(_sarif(result, proved, reproduce, code, left_out))
     else:
+        if fmt == "github":
+            from ..render.sarif import github_annotations
+
+            for line in github_annotations(proved, result.trace, reproduce):
+                echo(line)
         echo(render_proof(result, spec_label=spec, model=proved, reproduce=reproduce, left_out=left_out))
     sys.exit(code)
 
@@ -198,6 +213,42 @@ def render_proof(result: Any, *, spec_label: str, model: Any, reproduce: str, le
             lines.append(f"WARNING: sometimes {name} is never reached in any reachable state: the spec may be vacuous")
     lines.append(f"Reproduce: {reproduce}")
     return "\n".join(lines)
+
+
+def _sarif(result: Any, model: Any, reproduce: str, code: int, left_out: Any) -> dict[str, Any]:
+    """The SARIF log of a proof: the rules (lemmas too), a base-case counterexample as a
+    result, the verdict and its coverage in words (as render_proof words them, never more).
+    A counterexample to induction is no result: it may be unreachable."""
+    from ..render.sarif import sarif_log
+    from ..render.text import narrate
+
+    cov = result.coverage
+    v = result.verdict
+    if v is Verdict.VERIFIED and result.k is not None:
+        coverage = f"proved by k-induction with k = {result.k}: no reachable state violates a property, at any depth"
+    elif v is Verdict.VERIFIED:
+        coverage = f"no violation at any depth: no execution is longer than {cov.depth} steps, and every one was checked"
+    elif v is Verdict.VIOLATED:
+        coverage = "a real counterexample, from the initial state"
+    elif result.cti is not None and cov.stopped_by == "induction-failed":
+        coverage = (f"induction failed for every k up to {cov.k}; no violation within {cov.bound_depth or 0} steps"
+                    " of the initial state; longer executions are not covered")
+    else:
+        coverage = cov.describe()
+    extra: dict[str, Any] = {"engine": result.engine, "k": result.k, "sometimes": result.sometimes}
+    if result.symbolic:
+        extra["symbolic"] = {p.name: [p.lo, p.hi] for p in result.symbolic}
+    if result.cti is not None:
+        extra["counterexample_to_induction"] = {"property": result.cti.property, "message": result.cti.message,
+                                                "possibly_unreachable": True}
+    if left_out:
+        extra["left_out"] = {name: LEFT_OUT for name in left_out}
+    lemmas = [p.name for p in model.spec_cls._properties.values() if p.kind == "lemma"]
+    trace_model = getattr(result, "witness_model", None) or model
+    narrative = narrate(trace_model, result.trace) if result.trace is not None else None
+    return sarif_log(model, verdict=v.word, coverage=coverage, exit_code=code, trace=result.trace,
+                     narrative=narrative, reproduce=reproduce, command_line=command_line(),
+                     extra_rules=lemmas, properties=extra)
 
 
 def _json(result: Any, spec: str, model: Any, reproduce: str, code: int) -> dict[str, Any]:

@@ -56,6 +56,7 @@ CHECKS = {
     "bmc-symbolic": ("check", "sglang_pd", "--engine", "bmc", "--symbolic", "prefill_pool=1..3", "--depth", "6", "--json"),
     "fuzz": ("check", "sglang_pd", "--engine", "fuzz", "--runs", "20", "--seed", "1", "--profile", "ci", "--json"),
     "invariant": ("check", spec_path("counter.py"), "--param", "limit=1", "--json"),
+    "format-json": ("check", "sglang_pd", "--format", "json"),
 }
 
 
@@ -121,6 +122,9 @@ ERRORS = {
     "bad option value": (("check", "sglang_pd", "--max-states", "x", "--json"), "usage", "check"),
     "missing argument": (("check", "--json"), "usage", "check"),
     "unknown option": (("check", "sglang_pd", "--fxi", "door-retire", "--json"), "usage", "check"),
+    "under --format json": (("check", "sglang_pd", "--max-states", "x", "--format", "json"), "usage", "check"),
+    "under --format=json": (("prove", "sglang_pd", "--k", "x", "--format=json"), "usage", "prove"),
+    "json beside sarif": (("check", "sglang_pd", "--json", "--format", "sarif"), "usage", "check"),
     "unknown fix": (("check", "sglang_pd", "--fix", "nope", "--json"), "usage", "check"),
     "unknown release": (("prove", "sglang_pd", "--release", "9.9", "--json"), "usage", "prove"),
     "spec error": (("check", spec_path("bad/python_if.py"), "--json"), "spec-error", "check"),
