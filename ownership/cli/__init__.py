@@ -36,7 +36,7 @@ _no_imports_from_the_working_directory()
 
 import click  # noqa: E402 (after the working directory left sys.path)
 
-from . import check, config_check, graph, listing, matrix, monitor, prove, replay, show  # noqa: E402
+from . import check, config_check, graph, listing, matrix, monitor, new, prove, replay, show  # noqa: E402
 from .common import EXIT_TABLE, OwnershipGroup  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def cli(debug: bool) -> None:
 
 # the modules keep their names (ownership.cli.show is the module, its command is show.show)
 for _command in (check.check, replay.replay, listing.list_, prove.prove, show.show, graph.graph,
-                 config_check.config_check, monitor.monitor, matrix.matrix):
+                 config_check.config_check, monitor.monitor, matrix.matrix, new.new):
     cli.add_command(_command)
 
 __all__ = ["OwnershipGroup", "cli", "main"]

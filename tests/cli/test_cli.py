@@ -201,9 +201,9 @@ def test_each_command_is_a_module_that_imports_only_the_shared_one():
 
     folder = Path(ownership.cli.__file__).parent
     commands = {p.stem for p in folder.glob("*.py")} - {"__init__", "common"}
-    assert commands == {"check", "replay", "listing", "prove", "show", "graph", "config_check", "monitor", "matrix"}
+    assert commands == {"check", "replay", "listing", "prove", "show", "graph", "config_check", "monitor", "matrix", "new"}
     assert {c.name for c in ownership.cli.cli.commands.values()} == {
-        "check", "replay", "list", "prove", "show", "graph", "config-check", "monitor", "matrix"}
+        "check", "replay", "list", "prove", "show", "graph", "config-check", "monitor", "matrix", "new"}
     for path in folder.glob("*.py"):
         if path.stem == "__init__":
             continue
