@@ -18,8 +18,8 @@ TP 2 and decode at TP 1, as read from the released wheels:
   _update_waiting_for_remote_kv -> kv_cache_manager.free(request).
 See docs/specs/vllm_nixl_load_failure.md and docs/bugs.md V10.
 
-The bug (V10; vllm-project/vllm#56104, "[Bugfix][NIXL] Fix multiple handles xfer race", merged
-2026-09; absent from 0.29.0, in 0.30.0): in 0.29.0 the first handle seen in ERR makes
+The bug (V10; vllm-project/vllm#56104, "[Bugfix][NIXL] Fix multiple handles xfer race", opened
+2026-09-09, merged; absent from 0.29.0, in 0.30.0): in 0.29.0 the first handle seen in ERR makes
 _handle_failed_transfer mark all the request's blocks invalid and queue the request on
 _failed_recv_reqs, and get_finished reports it in done_recving at once, while a sibling handle
 is still PROC. The scheduler fails the request (or, with "recompute", rolls it back to zero
@@ -29,7 +29,8 @@ write-unowned at the landing. The fix keeps a failed request in _recv_failures a
 only once no handle of it is outstanding (and keeps a handle whose release_xfer_handle fails).
 A second consequence in 0.29.0: when the sibling handle ends later, get_finished reports the
 request again and `assert meta is not None` (its metadata was popped at the first report)
-takes the engine down (the crash of #54518's report); reached only past the free.
+takes the engine down (the crash that #54518 reports; that assert is still in 0.30.0 and 0.33.0,
+where #56104 makes the second report unreachable); reached only past the free.
 
 Abstractions (argued in docs/specs/vllm_nixl_load_failure.md):
 - one prefill engine at TP 2 and one decode engine at TP 1 (tp_ratio -2: two READ handles per
@@ -55,7 +56,19 @@ Abstractions (argued in docs/specs/vllm_nixl_load_failure.md):
 
 from enum import IntEnum
 
-from ownership import If, Request, Spec, action, any_of, fix, ints, param, per_request, pool, sometimes
+from ownership import (
+    If,
+    Request,
+    Spec,
+    action,
+    any_of,
+    fix,
+    ints,
+    param,
+    per_request,
+    pool,
+    sometimes,
+)
 
 
 class P(IntEnum):
@@ -97,7 +110,7 @@ class VLLMNixlLoadFailure(Spec):
     decode_pool = param(2, "decode KV blocks", minimum=1)
     recompute = param(0, "kv_load_failure_policy: 0 'fail' (the default since #34896, in 0.29.0 and 0.30.0), 1 'recompute'")
 
-    defer_failure_until_all_stopped = fix("#56104 (merged 2026-09; in 0.30.0): a failed request is reported (done_recving, invalid blocks) only once none of its READ handles is outstanding")
+    defer_failure_until_all_stopped = fix("#56104 (merged; in 0.30.0, not in 0.29.0): a failed request is reported (done_recving, invalid blocks) only once none of its READ handles is outstanding")
 
     releases = {  # the two releases whose source was read: the last without #56104 and the first with it
         "0.29.0": [],
