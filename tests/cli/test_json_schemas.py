@@ -96,7 +96,7 @@ def test_prove_json_validates_against_its_schema():
 def test_list_json_validates_against_its_schema():
     """`list --json` names every shipped spec; `list SPEC --json` its declarations."""
     specs = _valid("list", run_cli("list", "--json").out)
-    assert {s["name"] for s in specs["specs"]} >= {"sglang_pd", "sglang_disagg", "vllm_block_pool", "vllm_nixl_pd"}
+    assert {s["name"] for s in specs["specs"]} >= {"sglang_pd", "sglang_disagg", "vllm_block_pool", "vllm_nixl_pd", "vllm_nixl_load_failure"}
     for name in ("sglang_pd", "vllm_block_pool"):
         doc = _valid("list", run_cli("list", name, "--json").out)
         assert doc["spec"] == name

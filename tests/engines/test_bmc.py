@@ -220,7 +220,7 @@ def _case(name: str) -> tuple[Model, Any, list[tuple[int, ...]]]:
 
 CASES = ["sglang_pd", "sglang_pd+door-retire+coverage-check", "free_in_flight.py", "double_free.py",
          "spec_error.py", "leak.py", "invariant.py", "prefix_cache.py", "shipped:vllm_block_pool",
-         "shipped:sglang_disagg", "shipped:vllm_nixl_pd"]
+         "shipped:sglang_disagg", "shipped:vllm_nixl_pd", "shipped:vllm_nixl_load_failure"]
 
 
 @functools.cache

@@ -371,6 +371,7 @@ def test_groups_are_each_values_pages_with_and_without_numpy():
     ("sglang_pd", {"params": {"decode_pool": 70, "requests": 3}, "fixes": ["door-retire"]}),
     ("vllm_block_pool", {}),
     ("vllm_nixl_pd", {}),
+    ("vllm_nixl_load_failure", {"fixes": ["defer-failure-until-all-stopped"]}),
     ("sglang_disagg", {}),
 ])
 def test_fuzz_knows_exactly_which_bindings_are_disabled_and_what_each_state_violates(spec, kw):

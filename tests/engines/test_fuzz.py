@@ -325,6 +325,7 @@ def test_weights_change_the_runs_drawn():
     ("sglang_pd", {}),
     ("vllm_block_pool", {}),
     ("vllm_nixl_pd", {}),
+    ("vllm_nixl_load_failure", {"fixes": ["defer-failure-until-all-stopped"]}),
 ])
 def test_the_guard_memo_says_disabled_exactly_where_the_step_is_disabled(spec, kw):
     """NOTE(guard-memo): along random walks, every binding the explorer calls disabled (by the

@@ -522,7 +522,7 @@ def test_mermaid_marks_the_loop_of_a_lasso_and_the_stop_of_a_dead_end(tmp_path):
 
 
 @pytest.mark.parametrize("ref, params", [
-    ("sglang_pd", {}), ("vllm_nixl_pd", {}), ("vllm_block_pool", {}),
+    ("sglang_pd", {}), ("vllm_nixl_pd", {}), ("vllm_block_pool", {}), ("vllm_nixl_load_failure", {"requests": 1}),
     pytest.param("sglang_disagg", {"prefill_pool": 1}, marks=pytest.mark.long),
     (f"{RETRY}:RetryStrong", {"requests": 2}), (STRANDED, {"requests": 2})])
 def test_the_batch_built_graph_is_the_concrete_one_state_for_state_and_edge_for_edge(ref, params):

@@ -83,6 +83,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {
         "tests/engines/test_explicit_engine.py",
         "tests/shipped/test_spec_vllm_block_pool.py",
         "tests/shipped/test_spec_vllm_nixl.py",
+        "tests/shipped/test_spec_vllm_nixl_load_failure.py",
         "tests/shipped/test_sglang_pd.py",
         "tests/shipped/test_spec_sglang_disagg.py",
         "tests/engines/test_batch.py",

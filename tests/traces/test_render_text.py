@@ -82,7 +82,7 @@ def _configs(cls):
 
 
 SMALL = {"sglang_pd": {"requests": 1}, "sglang_disagg": {"requests": 1}, "vllm_block_pool": {"requests": 2},
-         "vllm_nixl_pd": {"requests": 1}}
+         "vllm_nixl_pd": {"requests": 1}, "vllm_nixl_load_failure": {"requests": 1}}
 
 
 @pytest.mark.parametrize("name", sorted(shipped_specs()))
