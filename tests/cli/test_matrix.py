@@ -60,7 +60,7 @@ def test_bad_rows_and_properties_are_bad_input():
     one_error_line(run_cli("matrix", "sglang_pd", "--property", "stale-red"), "stale-red")
 
 
-SPECS = ["sglang_pd", "vllm_nixl_pd", "vllm_block_pool",
+SPECS = ["sglang_pd", "vllm_nixl_pd", "vllm_block_pool", "vllm_nixl_load_failure",
          pytest.param("sglang_disagg", marks=pytest.mark.long)]
 
 
