@@ -314,3 +314,16 @@ def test_a_free_that_leaves_another_holder_is_not_a_free_in_flight(tmp_path):
     run = run_cli("monitor", _log(tmp_path, [*events, E("free", "b", [0])], "last.jsonl"), "--json")
     doc = json.loads(run.out)
     assert run.code == 1 and (doc["violation"]["property"], doc["violation"]["line"]) == ("free-in-flight", 7)
+
+
+def test_the_docs_show_what_the_example_log_gives():
+    """docs/monitor.md's example is the output of examples/monitor/incident.jsonl (it showed
+    another log's: issue 33)."""
+    import re
+
+    page = (ROOT / "docs" / "monitor.md").read_text(encoding="utf-8")
+    shown = re.search(r"    \$ ownership monitor examples/monitor/incident.jsonl\n((?:    .+\n)+)", page)
+    assert shown is not None
+    run = run_cli("monitor", str(ROOT / "examples" / "monitor" / "incident.jsonl"))
+    assert run.code == 1
+    assert [line[4:] for line in shown.group(1).splitlines()] == run.out.strip().splitlines()
