@@ -34,7 +34,8 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InternalError, SpecError
-from ..interpret.concrete import Concrete, _v
+from ..interpret.concrete import Concrete
+from ..interpret.concrete_values import _v
 from ..lang import sorts
 from ..lang.model import Binding, Model
 from ..progress import Progress, Reporter

@@ -249,14 +249,14 @@ def _step(interp: Concrete, state: tuple[int, ...], binding: Any, watcher: _Line
 
 def _number(value: Any) -> int:
     """A measure's result as a Python int."""
-    from ownership.interpret import concrete
+    from ownership.interpret import concrete_values as concrete
 
     return int(concrete._v(value))
 
 
 def _truth(value: Any) -> bool:
     """A property's result as a Python bool (a concrete condition or a Python constant)."""
-    from ownership.interpret import concrete
+    from ownership.interpret import concrete_values as concrete
 
     return bool(concrete._v(value))
 

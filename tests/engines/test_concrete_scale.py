@@ -26,14 +26,13 @@ from ownership import Request, Spec, action, model_for, per_request, pool
 from ownership.engines import fuzz, per_state
 from ownership.errors import SpecError
 from ownership.interpret.concrete import (
-    CInt,
     Concrete,
     ConcreteState,
-    CPages,
     Disabled,
     GenericConcreteState,
     flags_of,
 )
+from ownership.interpret.concrete_values import CInt, CPages
 from ownership.interpret.store import (
     Packed,
     chain_of,

@@ -27,7 +27,7 @@ from ownership.api import model_for
 from ownership.engines import batch, bmc, partitioned
 from ownership.errors import SpecError
 from ownership.interpret.batch import BatchModel
-from ownership.interpret.concrete import FALSE, TRUE, CInt, CPages
+from ownership.interpret.concrete_values import FALSE, TRUE, CInt, CPages
 from ownership.ir import ops
 from ownership.ir.tracer import Term, postorder, trace_model
 from ownership.lang.values import PYTHON, bit_of

@@ -20,7 +20,8 @@ from ownership import check, read_itf
 from ownership.api import model_for
 from ownership.engines import batch, bmc, fuzz, partitioned, per_state
 from ownership.errors import SpecError, UsageError
-from ownership.interpret.concrete import Concrete, _v
+from ownership.interpret.concrete import Concrete
+from ownership.interpret.concrete_values import _v
 from ownership.result import Verdict
 
 SPECS = ROOT / "tests" / "specs" / "semantics"

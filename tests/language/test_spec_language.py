@@ -27,7 +27,7 @@ from ownership import (
     pool,
     without,
 )
-from ownership.interpret.concrete import FALSE, TRUE, CInt, CPages
+from ownership.interpret.concrete_values import FALSE, TRUE, CInt, CPages
 from ownership.ir.tracer import Term
 from ownership.lang.loader import load_spec
 
