@@ -282,6 +282,7 @@ th { background: #f0f0f0; font-weight: 600; }
 #props .st-hazard { background: #fff3cd; color: var(--amber); }
 #props .st-violated { background: var(--red); color: #fff; font-weight: 700; }
 #props .st-after { color: #bbb; }
+#props .st-unmet { background: #fff8e1; color: var(--amber); font-weight: 700; }
 #props .cur { outline: 2px solid #333; outline-offset: -2px; }
 #props th.cur { background: #ffe082; }
 #props-notes p { margin: 4px 0; font-size: 12px; }
@@ -372,7 +373,11 @@ _SCRIPT = r"""
   var LANE_W = 84, COL0_W = 76, COL_W = 150, ROW_H = 46, HEAD_H = 22, BOX_W = 136, BOX_H = 36;
   var lanes = data.lanes.length ? data.lanes : ["system"];
   var laneIndex = {}; lanes.forEach(function (l, k) { laneIndex[l] = k; });
-  var width = COL0_W + COL_W * (steps.length - 1) + 6, height = HEAD_H + ROW_H * lanes.length + 4;
+  var loop = data.loop_note && typeof data.loop === "number" ? data.loop : -1;   // a lasso: the loop's start
+  function inLoop(i) { return loop >= 0 && (loop < last ? i > loop : i === last); }
+  var LOOP_H = loop >= 0 ? 22 : 0;   // room below the lanes for the lasso's back edge and its words
+  var width = COL0_W + COL_W * (steps.length - 1) + 6, height = HEAD_H + ROW_H * lanes.length + 4 + LOOP_H;
+  if (loop >= 0 && loop === last) { width += 320; }   // the dead end's words, right of its last step
   var names = svg("svg", { width: LANE_W, height: height, viewBox: "0 0 " + LANE_W + " " + height, "aria-hidden": "true" });
   var root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img" });
   root.appendChild(svg("title", {}, "swimlanes: the steps of each actor and the handoffs between them"));
@@ -396,8 +401,6 @@ _SCRIPT = r"""
   steps.forEach(function (s, i) {
     root.appendChild(svg("text", { x: colX(i) + 8, y: 15, "class": "col-head" }, i === 0 ? "initial" : "step " + i));
   });
-  var loop = data.loop_note && typeof data.loop === "number" ? data.loop : -1;
-  function inLoop(i) { return loop >= 0 && (loop < last ? i > loop : i === last); }
   var boxes = [];
   steps.forEach(function (s, i) {
     if (i === 0) { boxes.push(null); return; }
@@ -424,12 +427,16 @@ _SCRIPT = r"""
   if (loop >= 0) {   // the lasso's back edge: from the last step back to the state it repeats
     var bx = colX(last) + colW(last) / 2, by = HEAD_H + laneOf(steps[last]) * ROW_H + (ROW_H + BOX_H) / 2;
     var tx = loop === 0 ? COL0_W / 2 : colX(loop) + colW(loop) / 2;
-    var edge = svg("path", { d: "M " + bx + " " + by + " C " + bx + " " + (height - 2) + ", " + tx + " " + (height - 2) + ", " + tx + " " + (height - 6),
+    var ty = loop === 0 ? HEAD_H + ROW_H * lanes.length : HEAD_H + laneOf(steps[loop]) * ROW_H + (ROW_H + BOX_H) / 2;
+    var low = height - LOOP_H + 8;
+    var wide = loop === last ? 40 : 0;   // a dead end loops on its own step
+    var edge = svg("path", { d: "M " + bx + " " + by + " C " + (bx + wide) + " " + low + ", " + (tx - wide) + " " + low + ", " + tx + " " + ty,
       "class": "loop-edge", "marker-end": "url(#arrowhead)", "data-loop": loop });
     edge.appendChild(svg("title", {}, data.loop_note));
     root.appendChild(edge);
-    root.appendChild(svg("text", { x: Math.max(4, Math.min(bx, tx) + 4), y: HEAD_H - 8, "class": "loop-label" },
-      clip(loop < last ? "↺ steps " + (loop + 1) + ".." + last + " repeat forever" : "↺ stops here forever", 40)));
+    root.appendChild(loop < last
+      ? svg("text", { x: Math.max(4, tx + 8), y: height - 5, "class": "loop-label" }, "\u21ba steps " + (loop + 1) + ".." + last + " repeat forever")
+      : svg("text", { x: bx + 30, y: height - 5, "class": "loop-label" }, "\u21ba the run stops here, no action enabled, forever"));
   }
   document.getElementById("lanes").appendChild(root);
 
@@ -449,7 +456,7 @@ _SCRIPT = r"""
       var row = [];
       steps.forEach(function (s, i) {
         var st = s.status[p] || ["after", ""];
-        var td = el("td", "st st-" + st[0], st[0] === "ok" ? "\u2713" : st[0] === "hazard" ? "!" : st[0] === "violated" ? "\u2717" : "\u00b7");
+        var td = el("td", "st st-" + st[0], st[0] === "ok" ? "\u2713" : st[0] === "hazard" ? "!" : st[0] === "violated" ? "\u2717" : st[0] === "unmet" ? "\u21ba" : "\u00b7");
         td.title = "step " + i + ": " + (statusText[st[0]] ? statusText[st[0]][1] : st[0]) + (st[1] ? "\n" + st[1] : "");
         td.addEventListener("click", function () { go(i); });
         tr.appendChild(td); row.push(td);
