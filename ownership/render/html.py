@@ -358,7 +358,11 @@ _SCRIPT = r"""
     var wt = el("table");
     function whyRow(label, cells, cls) {
       var tr = el("tr", cls || ""); tr.appendChild(el("th", null, label));
-      cells.forEach(function (c) { tr.appendChild(el("td", c[1], c[0])); });
+      cells.forEach(function (c) {
+        var td = el("td", c[1], c[0]);
+        if (cells.length === 1) { td.setAttribute("colspan", "2"); }   // a line of truth, the difference
+        tr.appendChild(td);
+      });
       wt.appendChild(tr);
     }
     data.why.truth.forEach(function (t, k) { whyRow(k === 0 ? "truth" : "", [[t, "truth"]]); });
