@@ -5,7 +5,10 @@ uses the system's fonts, and a Content-Security-Policy (`default-src 'none'`, th
 script and style allowed by their hashes) forbids any load. It shows swimlanes for the actors
 (router, prefill, transfer, decode) with the handoffs between them, the page grid of every
 pool, a step slider with left/right keyboard navigation, the status of each property at each
-step, the violation explained and the reproduce command.
+step, the violation explained and the reproduce command; and what the terminal tells (one
+view model computes it for both): each step's narrative in the protocol's words, the why of
+the violation, and a lasso whole, its loop marked (the steps that repeat forever, or the
+dead end where the run stops).
 
 A trace is untrusted input. Nothing from it is written into the markup: the view model is
 embedded as JSON in a `<script type="application/json">` whose `<`, `>` and `&` are escaped
