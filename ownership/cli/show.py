@@ -61,7 +61,8 @@ def show(trace_file: str, step: int | None, diff: bool, html_out: str | None, me
         if html_out:
             from ..render.html import render_html
 
-            write_output(html_out, render_html(trace, start=step), "HTML page")
+            write_output(html_out, render_html(trace, start=step, narrative=narratives(trace_file, len(trace.steps))),
+                         "HTML page")
             echo(f"HTML page written to {html_out}", err=mermaid)
         if mermaid:
             from ..render.mermaid import render_mermaid

@@ -5,7 +5,10 @@ uses the system's fonts, and a Content-Security-Policy (`default-src 'none'`, th
 script and style allowed by their hashes) forbids any load. It shows swimlanes for the actors
 (router, prefill, transfer, decode) with the handoffs between them, the page grid of every
 pool, a step slider with left/right keyboard navigation, the status of each property at each
-step, the violation explained and the reproduce command.
+step, the violation explained and the reproduce command; and what the terminal tells (one
+view model computes it for both): each step's narrative in the protocol's words, the why of
+the violation, and a lasso whole, its loop marked (the steps that repeat forever, or the
+dead end where the run stops).
 
 A trace is untrusted input. Nothing from it is written into the markup: the view model is
 embedded as JSON in a `<script type="application/json">` whose `<`, `>` and `&` are escaped
@@ -42,12 +45,15 @@ from .view_model import (
 )
 
 
-def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
-    """The data the page renders: plain JSON, every value already shown as text."""
+def view_model(trace: Trace, *, start: int | None = None, narrative: list[str | None] | None = None) -> dict[str, Any]:
+    """The data the page renders: plain JSON, every value already shown as text. `narrative`:
+    each step's line in the protocol's words, as the terminal view takes it (cli/show.py
+    `narratives`); the why and the lasso's words come from the view model, as the terminal's do."""
     from .text import changes
 
     check_step(trace, start)
-    view = build_view(trace)
+    view = build_view(trace, narrative)
+    why = view.why
     v = trace.violation
     if start is None:
         start = v.step if v is not None and 0 <= v.step < len(trace.steps) else 0
@@ -72,6 +78,7 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         steps.append({
             "index": i,
             "label": step_label(step),
+            "narrative": view.narrative[i] if view.narrative is not None else None,
             "action": step.action,
             "args": [[str(k), arg_text(x)] for k, x in step.args.items()],
             "actor": step.actor,
@@ -88,7 +95,13 @@ def view_model(trace: Trace, *, start: int | None = None) -> dict[str, Any]:
         "foreign": trace.foreign,
         "reproduce": trace.reproduce,
         "start": start,
-        "loop": trace.loop,
+        "loop": trace.loop if view.loop is not None else None,
+        "loop_note": view.loop,
+        "why": None if why is None else {
+            "step": why.step, "heading": why.heading, "truth": list(why.truth),
+            "beliefs": [[b.text, "; ".join(b.reasons)] for b in why.shown()],
+            "differs": why.differs,
+        },
         "violation": None if v is None else {
             "property": v.property, "step": v.step, "message": v.message,
             "also": list(v.also), "requests": list(v.requests),
@@ -127,9 +140,9 @@ def _sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def render_html(trace: Trace, *, start: int | None = None) -> str:
+def render_html(trace: Trace, *, start: int | None = None, narrative: list[str | None] | None = None) -> str:
     """The whole page: markup without trace data, the data as escaped JSON, inline CSS and JS."""
-    data = embed_json(_printable(view_model(trace, start=start)))
+    data = embed_json(_printable(view_model(trace, start=start, narrative=narrative)))
     csp = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha256(_STYLE)}';"
            " img-src data:; base-uri 'none'; form-action 'none'")
     return (_PAGE.replace("@CSP@", csp).replace("@STYLE@", _STYLE)
@@ -151,6 +164,7 @@ _PAGE = """<!DOCTYPE html>
 <header>
   <h1 id="title">ownership trace</h1>
   <div id="verdict"></div>
+  <section id="why" hidden></section>
 </header>
 <noscript><p>This page needs JavaScript to show the trace (it is embedded in the page as JSON).</p></noscript>
 <nav id="controls" aria-label="steps">
@@ -165,6 +179,8 @@ _PAGE = """<!DOCTYPE html>
 <main>
   <section id="step-box">
     <h2 id="step-title"></h2>
+    <p id="step-narrative" hidden></p>
+    <div id="step-loop" hidden></div>
     <div id="step-violation"></div>
     <ul id="effects"></ul>
     <div id="pools"></div>
@@ -269,6 +285,7 @@ th { background: #f0f0f0; font-weight: 600; }
 #props .st-hazard { background: #fff3cd; color: var(--amber); }
 #props .st-violated { background: var(--red); color: #fff; font-weight: 700; }
 #props .st-after { color: #bbb; }
+#props .st-unmet { background: #fff8e1; color: var(--amber); font-weight: 700; }
 #props .cur { outline: 2px solid #333; outline-offset: -2px; }
 #props th.cur { background: #ffe082; }
 #props-notes p { margin: 4px 0; font-size: 12px; }
@@ -278,6 +295,18 @@ th { background: #f0f0f0; font-weight: 600; }
 #beliefs tr.changed td { background: #fff6d5; font-weight: 700; }
 pre#reproduce { background: #263238; color: #eceff1; padding: 8px 12px; border-radius: 6px; white-space: pre-wrap; }
 footer { margin-top: 14px; }
+#why { margin: 0 0 8px; padding: 6px 12px; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+#why h2 { font-size: 14px; }
+#why table { margin-top: 4px; }
+#why td { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+#why tr.reason td.belief { font-weight: 700; background: #fff6d5; }
+#why tr.plain td { color: var(--grey); }
+#why .differs { color: var(--red); font-weight: 700; }
+#step-narrative { margin: 2px 0 6px; font-style: italic; }
+#step-loop { margin: 4px 0; padding: 4px 10px; border-left: 4px solid var(--amber); background: #fff8e1; }
+svg .box.in-loop rect { fill: #fff8e1; stroke: var(--amber); }
+svg .loop-edge { stroke: var(--amber); stroke-width: 2; stroke-dasharray: 5 3; fill: none; }
+svg .loop-label { font-size: 11px; font-weight: 700; fill: var(--amber); }
 """
 
 _SCRIPT = r"""
@@ -317,22 +346,45 @@ _SCRIPT = r"""
     b.appendChild(el("span", "prop", "violated: " + violation.property));
     b.appendChild(document.createTextNode(" \u2014 " + violation.message));
     if (violation.also.length) { b.appendChild(el("div", null, "also violated at this step: " + violation.also.join(", "))); }
-    if (typeof data.loop === "number" && data.loop >= 0 && data.loop <= last) {
-      b.appendChild(el("div", "loop", data.loop < last
-        ? "a lasso: step " + last + " is the state of step " + data.loop + ", and steps " + (data.loop + 1) + ".." + last + " repeat forever"
-        : "the run stops at step " + last + " (no action enabled there, says the trace) and stays there forever"));
-    }
+    if (data.loop_note) { b.appendChild(el("div", "loop", "a lasso: " + data.loop_note)); }
     verdict.appendChild(b);
   } else if (!data.foreign) {
     verdict.appendChild(el("div", "banner good", "no violation recorded in this trace"));
   }
   document.getElementById("reproduce").textContent = data.reproduce || "(this trace records no reproduce command)";
 
+  // ---- why: the view model's words (render/why.py), laid out as the terminal lays them out
+  if (data.why) {
+    var whyBox = document.getElementById("why");
+    whyBox.hidden = false;
+    whyBox.appendChild(el("h2", null, data.why.heading));
+    var wt = el("table");
+    function whyRow(label, cells, cls) {
+      var tr = el("tr", cls || ""); tr.appendChild(el("th", null, label));
+      cells.forEach(function (c) {
+        var td = el("td", c[1], c[0]);
+        if (cells.length === 1) { td.setAttribute("colspan", "2"); }   // a line of truth, the difference
+        tr.appendChild(td);
+      });
+      wt.appendChild(tr);
+    }
+    data.why.truth.forEach(function (t, k) { whyRow(k === 0 ? "truth" : "", [[t, "truth"]]); });
+    data.why.beliefs.forEach(function (b, k) {
+      whyRow(k === 0 ? "beliefs" : "", [[b[0], "belief"], [b[1], "reasons"]], b[1] ? "reason" : "plain");
+    });
+    if (data.why.differs) { whyRow("differs", [[data.why.differs, "differs"]]); }
+    whyBox.appendChild(wt);
+  }
+
   // ---- swimlanes
   var LANE_W = 84, COL0_W = 76, COL_W = 150, ROW_H = 46, HEAD_H = 22, BOX_W = 136, BOX_H = 36;
   var lanes = data.lanes.length ? data.lanes : ["system"];
   var laneIndex = {}; lanes.forEach(function (l, k) { laneIndex[l] = k; });
-  var width = COL0_W + COL_W * (steps.length - 1) + 6, height = HEAD_H + ROW_H * lanes.length + 4;
+  var loop = data.loop_note && typeof data.loop === "number" ? data.loop : -1;   // a lasso: the loop's start
+  function inLoop(i) { return loop >= 0 && (loop < last ? i > loop : i === last); }
+  var LOOP_H = loop >= 0 ? 22 : 0;   // room below the lanes for the lasso's back edge and its words
+  var width = COL0_W + COL_W * (steps.length - 1) + 6, height = HEAD_H + ROW_H * lanes.length + 4 + LOOP_H;
+  if (loop >= 0 && loop === last) { width += 320; }   // the dead end's words, right of its last step
   var names = svg("svg", { width: LANE_W, height: height, viewBox: "0 0 " + LANE_W + " " + height, "aria-hidden": "true" });
   var root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img" });
   root.appendChild(svg("title", {}, "swimlanes: the steps of each actor and the handoffs between them"));
@@ -360,7 +412,7 @@ _SCRIPT = r"""
   steps.forEach(function (s, i) {
     if (i === 0) { boxes.push(null); return; }
     var x = colX(i) + (COL_W - BOX_W) / 2, y = HEAD_H + laneOf(s) * ROW_H + (ROW_H - BOX_H) / 2;
-    var g = svg("g", { "class": "box lane-step" + (i === vstep ? " violation" : ""), "data-step": i, tabindex: -1 });
+    var g = svg("g", { "class": "box lane-step" + (i === vstep ? " violation" : "") + (inLoop(i) ? " in-loop" : ""), "data-step": i, tabindex: -1 });
     g.appendChild(svg("title", {}, "step " + i + ": " + s.label + (s.effects.length ? "\n" + s.effects.join("\n") : "")));
     g.appendChild(svg("rect", { x: x, y: y, width: BOX_W, height: BOX_H, rx: 5 }));
     g.appendChild(svg("text", { x: x + 6, y: y + 15 }, clip((i === vstep ? "\u26a0 " : "") + i + ". " + (s.action || ""), 21)));
@@ -379,6 +431,20 @@ _SCRIPT = r"""
       "class": "msg", "marker-end": "url(#arrowhead)" }));
     root.appendChild(svg("text", { x: mx + 3, y: (y1 + y2) / 2 - 3, "class": "msg-label" }, clip(m.request, 12)));
   });
+  if (loop >= 0) {   // the lasso's back edge: from the last step back to the state it repeats
+    var bx = colX(last) + colW(last) / 2, by = HEAD_H + laneOf(steps[last]) * ROW_H + (ROW_H + BOX_H) / 2;
+    var tx = loop === 0 ? COL0_W / 2 : colX(loop) + colW(loop) / 2;
+    var ty = loop === 0 ? HEAD_H + ROW_H * lanes.length : HEAD_H + laneOf(steps[loop]) * ROW_H + (ROW_H + BOX_H) / 2;
+    var low = height - LOOP_H + 8;
+    var wide = loop === last ? 40 : 0;   // a dead end loops on its own step
+    var edge = svg("path", { d: "M " + bx + " " + by + " C " + (bx + wide) + " " + low + ", " + (tx - wide) + " " + low + ", " + tx + " " + ty,
+      "class": "loop-edge", "marker-end": "url(#arrowhead)", "data-loop": loop });
+    edge.appendChild(svg("title", {}, data.loop_note));
+    root.appendChild(edge);
+    root.appendChild(loop < last
+      ? svg("text", { x: Math.max(4, tx + 8), y: height - 5, "class": "loop-label" }, "\u21ba steps " + (loop + 1) + ".." + last + " repeat forever")
+      : svg("text", { x: bx + 30, y: height - 5, "class": "loop-label" }, "\u21ba the run stops here, no action enabled, forever"));
+  }
   document.getElementById("lanes").appendChild(root);
 
   // ---- properties table (built once; the current column is highlighted)
@@ -397,7 +463,7 @@ _SCRIPT = r"""
       var row = [];
       steps.forEach(function (s, i) {
         var st = s.status[p] || ["after", ""];
-        var td = el("td", "st st-" + st[0], st[0] === "ok" ? "\u2713" : st[0] === "hazard" ? "!" : st[0] === "violated" ? "\u2717" : "\u00b7");
+        var td = el("td", "st st-" + st[0], st[0] === "ok" ? "\u2713" : st[0] === "hazard" ? "!" : st[0] === "violated" ? "\u2717" : st[0] === "unmet" ? "\u21ba" : "\u00b7");
         td.title = "step " + i + ": " + (statusText[st[0]] ? statusText[st[0]][1] : st[0]) + (st[1] ? "\n" + st[1] : "");
         td.addEventListener("click", function () { go(i); });
         tr.appendChild(td); row.push(td);
@@ -426,6 +492,15 @@ _SCRIPT = r"""
     title.textContent = "Step " + i + (s.actor ? " [" + s.actor + "]" : "") + "  " + s.label + (i === vstep ? (violation.property === "diverged" ? "  \u2014 DIVERGED AFTER THIS STEP" : "  \u2014 VIOLATION") : "");
     title.className = i === vstep ? "violation" : "";
     document.body.setAttribute("data-step", String(i));
+    var sn = document.getElementById("step-narrative");
+    sn.textContent = s.narrative || ""; sn.hidden = !s.narrative;
+    var sl = document.getElementById("step-loop");
+    sl.textContent = loop < 0 ? "" : loop < last
+      ? (i === loop ? "the loop starts after this state: " + data.loop_note
+        : i === last ? "back to the state of step " + loop + ": " + data.loop_note
+        : i > loop ? "in the loop: " + data.loop_note : "")
+      : (i === last ? data.loop_note : "");
+    sl.hidden = !sl.textContent;
     var sv = document.getElementById("step-violation"); clear(sv);
     if (i === vstep) {
       var b = el("div", "banner bad"); b.appendChild(el("span", "prop", violation.property + " violated at this step"));

@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..lang.properties import MONITOR_ONLY, PROPERTIES, STALE_READ, WRITE_UNOWNED
 from ..trace import Step, Trace
 from .text import show_value
+
+if TYPE_CHECKING:
+    from .why import Why
 
 #: The kernel's shadow slots of a pool, named "<pool>.<kind>" (ownership.lang.model).
 KERNEL_KINDS = ("owner", "holders", "pins", "content", "inflight", "outbound", "free_list")
@@ -51,6 +54,7 @@ STATUSES: dict[str, tuple[str, str, str]] = {
     "hazard": ("hazard", "yellow", "not violated, but the pages are set up for it"),
     "violated": ("VIOLATED", "bold white on red", "violated at this step"),
     "after": ("-", "dim", "after the violation: not checked"),
+    "unmet": ("unmet", "bold yellow", "still unmet: a step of the run that violates it forever (a lasso)"),
 }
 
 _REQUEST_NAME = re.compile(r"r\d+")
@@ -136,6 +140,12 @@ class TraceView:
     status: list[dict[str, PropertyStatus]] = field(default_factory=list)
     #: what each built-in property among `properties` means (property_words)
     about: dict[str, str] = field(default_factory=dict)
+    #: each step's narrative in the protocol's words (the trace file's `#meta.narrative`), or None
+    narrative: list[str | None] | None = None
+    #: why the violation happened (render/why.py), None without one
+    why: Why | None = None
+    #: the lasso's words (loop_note), None for a finite trace
+    loop: str | None = None
 
 
 def _text(v: Any) -> str:
@@ -198,14 +208,43 @@ def _page_holders(state: dict[str, Any], pool: str) -> list[tuple[str, ...]]:
     return []
 
 
-def _foreign_content(content: str, holders: tuple[str, ...], trace: Trace | None = None) -> bool:
-    """KV of a request that does not hold the page (a key of a keyed pool is not judged). In a
+def _reads(holder: str, trace: Trace | None) -> bool:
+    """Whether a holder of a page is a request, the only kind of holder that reads a page
+    (`read(pool, r, pages)`, `send(r, ...)`). A pool's other owners (`owners=("cache",)`, a
+    store job, the radix tree's reference) hold a page but never read it as a request. In a
     spec's trace a request is r1, r2, ...; in a monitored log's, any id the engine gave it."""
-    if not holders or content in holders or content in ("none", ""):
-        return False
     if trace is not None and trace.engine == "monitor":
-        return not content.startswith("key:")  # a key (a prefix-cache block's hash) is not judged
+        return True
+    return bool(_REQUEST_NAME.fullmatch(holder))
+
+
+def _judged(content: str, trace: Trace | None) -> bool:
+    """Whether a page's content is a request's KV (or none) that a read can be judged against:
+    a key of a keyed pool (a prefix-cache block's hash) is read with the key it expects
+    (`read(pool, r, pages, key=k)`), which a trace does not record, so it is not judged."""
+    if content in ("none", ""):
+        return True
+    if trace is not None and trace.engine == "monitor":
+        return not content.startswith("key:")
     return bool(_REQUEST_NAME.fullmatch(content))
+
+
+def stale_readers(content: str, holders: tuple[str, ...], trace: Trace | None = None) -> tuple[str, ...]:
+    """The holders of a page whose read of it now would be a stale-read: THE hazard rule of
+    both viewers (page marks `foreign` and `unwritten`, the stale-read row of the property
+    status), in one place.
+
+    It mirrors the kernel's rule (ownership/kernel.py `_read`, the property `stale-read` of
+    ownership/lang/properties.py): a read of page p by request r is stale when `content[p]`,
+    whose KV the page holds (none if never written: `written` is the set of pages holding
+    a request's KV), is not r's own KV. So a page is a hazard for each *request* among its
+    holders whose KV it does not hold. A holder that is not a request (a shared or counted
+    pool's owner: the prefix cache's reference, a store job) never reads as a request, so a
+    page it alone holds, whatever its content, is no hazard; nor is a page of a keyed pool
+    (see `_judged`)."""
+    if not _judged(content, trace):
+        return ()
+    return tuple(h for h in holders if _reads(h, trace) and h != content)
 
 
 def is_kernel_var(var: str, pools: Iterable[str]) -> bool:
@@ -290,10 +329,8 @@ def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
             marks.append("free")
         else:
             marks.append("mine" if reader in held else "other")
-            if content == "none":
-                marks.append("unwritten")
-            elif _foreign_content(content, held, trace):
-                marks.append("foreign")
+            if stale_readers(content, held, trace):
+                marks.append("unwritten" if content == "none" else "foreign")
         if inflight[p] != "none":
             marks.append("inflight")
         if outbound[p] != "none":
@@ -430,7 +467,7 @@ def _hazards(trace: Trace, i: int, pools: list[str]) -> dict[str, str]:
         by_pair: dict[tuple[str, str], list[int]] = {}
         for p in range(size):
             held = holders[p]
-            if held and (contents[p] == "none" or _foreign_content(contents[p], held, trace)):
+            if stale_readers(contents[p], held, trace):
                 by_pair.setdefault((_owner_text(held), contents[p]), []).append(p)
             if inflight[p] != "none" and inflight[p] not in held:
                 owner = f"owned by {_owner_text(held)}" if held else "free"
@@ -458,6 +495,9 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
     if v is not None:
         props += [p for p in [v.property, *v.also] if p not in props]
     out = []
+    # a lasso (trace.loop set) is a counterexample whole: every step of it was checked (the
+    # safety properties held in each), and the violated property stays unmet to the end
+    lasso = loop_note(trace) or ""
     for i in range(len(trace.steps)):
         hazards = _hazards(trace, i, pools)
         row: dict[str, PropertyStatus] = {}
@@ -466,7 +506,9 @@ def property_status(trace: Trace, pools: list[str]) -> tuple[list[str], list[dic
                 row[prop] = PropertyStatus("violated", v.message)
             elif v is not None and i == v.step and prop in v.also:
                 row[prop] = PropertyStatus("violated", f"also violated at step {i}")
-            elif v is not None and i > v.step:
+            elif v is not None and i > v.step and trace.loop is not None and prop in (v.property, *v.also):
+                row[prop] = PropertyStatus("unmet", lasso)
+            elif v is not None and i > v.step and trace.loop is None:
                 row[prop] = PropertyStatus("after")
             elif prop in hazards:
                 row[prop] = PropertyStatus("hazard", hazards[prop])
@@ -484,11 +526,31 @@ def property_words(props: Iterable[str]) -> dict[str, str]:
     return {p: f"violated when {table[p].when}; in a real engine: {table[p].hazard}" for p in props if p in table}
 
 
-def build_view(trace: Trace) -> TraceView:
-    """The view model of a trace: pools, lanes, messages, property status per step."""
+def loop_note(trace: Trace) -> str | None:
+    """The lasso of a liveness counterexample in words, as both viewers write it: the steps
+    after `trace.loop` repeat forever, or (loop at the last step) the run stops there, no
+    action enabled, forever. None for a finite trace."""
+    n = len(trace.steps) - 1
+    if trace.loop is None or not 0 <= trace.loop <= n:
+        return None
+    if trace.loop < n:
+        return f"step {n} is the state of step {trace.loop}: steps {trace.loop + 1}..{n} repeat forever"
+    return f"the run stops at step {n} (no action enabled there, says the trace) and stays there forever"
+
+
+def build_view(trace: Trace, narrative: list[str | None] | None = None) -> TraceView:
+    """The view model of a trace: pools, lanes, messages, property status per step, and what
+    both viewers tell of it: each step's narrative (`narrative`, one entry per step, as
+    cli/show.py reads it from the trace file; dropped when the count differs), the why of the
+    violation (render/why.py) and the lasso's words."""
+    from .why import why_of
+
     pools = pools_of(trace)
     props, status = property_status(trace, pools)
-    return TraceView(trace, pools, lanes_of(trace), messages_of(trace), props, status, property_words(props))
+    if narrative is not None and (len(narrative) != len(trace.steps) or not any(narrative)):
+        narrative = None
+    return TraceView(trace, pools, lanes_of(trace), messages_of(trace), props, status, property_words(props),
+                     narrative, why_of(trace, pools), loop_note(trace))
 
 
 def title_of(trace: Trace) -> str:

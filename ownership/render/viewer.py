@@ -37,7 +37,7 @@ from .view_model import (
     step_label,
     title_of,
 )
-from .why import Why, why_of
+from .why import Why
 
 
 def _visible(text: str) -> str:
@@ -53,20 +53,18 @@ Line = list[Seg]
 
 
 def _why_lines(why: Why) -> list[Line]:
-    who = f", request {why.request}" if why.request else ""
-    out: list[Line] = [[(f"Why (step {why.step}{who}): ", "bold"),
-                        ("the spec's beliefs against the kernel's truth about the pages", None)]]
+    head, _, rest = why.heading.partition(": ")
+    out: list[Line] = [[(f"{head}: ", "bold"), (rest, None)]]
     for k, line in enumerate(why.truth):
         out.append([("  truth    " if k == 0 else "           ", "dim"), (line, None)])
-    shown = [b for b in why.beliefs if b.reasons] + [b for b in why.beliefs if not b.reasons]
-    width = max([len(f"{b.name} = {show_value(b.value)}") for b in shown] or [0])
+    shown = why.shown()
+    width = max([len(b.text) for b in shown] or [0])
     for k, b in enumerate(shown):
-        text = f"{b.name} = {show_value(b.value)}"
         line: Line = [("  beliefs  " if k == 0 else "           ", "dim")]
         if b.reasons:
-            line += [(f"{text:<{width}}", "bold yellow"), (f"  {'; '.join(b.reasons)}", None)]
+            line += [(f"{b.text:<{width}}", "bold yellow"), (f"  {'; '.join(b.reasons)}", None)]
         else:
-            line.append((text, "dim"))
+            line.append((b.text, "dim"))
         out.append(line)
     if why.differs:
         out.append([("  differs  ", "dim"), (why.differs, "bold red")])
@@ -236,14 +234,8 @@ def _timeline(trace: Trace, view: TraceView, narrative: list[str | None] | None 
         if bad and v is not None:
             line.append((f"  <-- violation: {v.property}{_after(v)}", "bold white on red"))
         out.append(line)
-    if trace.loop is not None and trace.loop < n:
-        out.append([("    ", None), (f"{'':>{wn}}  ", None),
-                    (f"... step {n} is the state of step {trace.loop}: steps {trace.loop + 1}..{n} repeat forever",
-                     "bold yellow")])
-    elif trace.loop is not None:
-        out.append([("    ", None), (f"{'':>{wn}}  ", None),
-                    (f"... the run stops at step {n} (no action enabled there, says the trace) and stays there forever",
-                     "bold yellow")])
+    if view.loop is not None:
+        out.append([("    ", None), (f"{'':>{wn}}  ", None), (f"... {view.loop}", "bold yellow")])
     return out
 
 
@@ -292,20 +284,19 @@ def render_view(trace: Trace, *, step: int | None = None, diff: bool = False, wi
     `#meta.narrative` of each state that `ownership check --out` writes), shown in the
     timeline and beside each step's action."""
     check_step(trace, step)
-    view = build_view(trace)
+    view = build_view(trace, narrative)
+    narrative = view.narrative
     out: list[Line] = [[(title_of(trace), "bold")]]
     v = trace.violation
     if trace.foreign:
         return out + [[]] + _foreign_view(trace, step=step, diff=diff, width=width)
-    if narrative is not None and len(narrative) != len(trace.steps):
-        narrative = None
     if v is not None:
         out.append([("violated: ", "bold red"), (v.property, "bold red"),
                     (f" after step {v.step}" if _after(v) else f" at step {v.step}", None)])
         out.append([("  ", None), (v.message, None)])
     else:
         out.append([("no violation recorded in this trace", None)])
-    why = why_of(trace, view.pools)
+    why = view.why
     if why is not None and (step is None or step == why.step):
         out.append([])
         out.extend(_why_lines(why))

@@ -31,6 +31,11 @@ class Belief:
     reasons: list[str] = field(default_factory=list)
     rank: int = 9      # the order of highlighted beliefs: counts, then page sets, then changes
 
+    @property
+    def text(self) -> str:
+        """The belief as both viewers write it: `sent[r1] = 1`."""
+        return f"{self.name} = {show_value(self.value)}"
+
 
 @dataclass
 class Why:
@@ -43,6 +48,15 @@ class Why:
     truth: list[str]
     beliefs: list[Belief]
     differs: str | None = None
+
+    @property
+    def heading(self) -> str:
+        who = f", request {self.request}" if self.request else ""
+        return f"Why (step {self.step}{who}): the spec's beliefs against the kernel's truth about the pages"
+
+    def shown(self) -> list[Belief]:
+        """The beliefs in the order both viewers show them: the highlighted ones first."""
+        return [b for b in self.beliefs if b.reasons] + [b for b in self.beliefs if not b.reasons]
 
 
 def _pages_word(pages: list[int]) -> str:

@@ -267,6 +267,31 @@ def test_a_hostile_string_is_one_line_in_every_view():
     assert all(line.startswith(("sequenceDiagram", "    ")) for line in mermaid.splitlines())
 
 
+def test_a_hostile_narrative_and_why_reach_neither_the_terminal_nor_the_page_raw(tmp_path):
+    """The narrative of each step (`#meta.narrative`) and a belief that the why highlights
+    (d_stage[r1], changed by the violating step) are trace data like any other: the terminal
+    and the page show them escaped, on one line each."""
+    doc = json.loads(INCIDENT.read_text(encoding="utf-8"))
+    for state in doc["states"]:
+        state.setdefault("#meta", {})["narrative"] = EVIL
+    doc["states"][-1]["d_stage"]["#map"][0][1] = EVIL
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(doc), encoding="utf-8")
+    page = tmp_path / "page.html"
+    for args in (["show", str(trace)], ["show", str(trace), "--color", "always"], ["show", str(trace), "--html", str(page)]):
+        run = run_cli(*args)
+        assert run.code == 0, " ".join(args)
+        assert not raw_characters(run.out + run.err), f"{' '.join(args)}: {raw_characters(run.out + run.err)}"
+    text = run_cli("show", str(trace)).out
+    assert text.count(ESCAPED) >= 2 and "d_stage[r1] = " in text
+    assert not any(line.startswith("verified") for line in text.splitlines())
+    html = page.read_text(encoding="utf-8")
+    assert not raw_characters(html) and "pwned" in html
+    data = json.loads(html.split('id="trace-data">', 1)[1].split("</script>", 1)[0])
+    assert ESCAPED in data["steps"][1]["narrative"]
+    assert any(ESCAPED in b[0] for b in data["why"]["beliefs"])
+
+
 # --------------------------------------------------------------------------- output files
 
 

@@ -591,3 +591,101 @@ def test_show_never_pages_when_stdout_is_not_a_terminal(monkeypatch):
     monkeypatch.chdir(GOLDEN)
     out, _, code = _run(["ownership", "show", "incident.json"])
     assert code == 0 and paged == [] and "Every step:" in out
+
+
+# --------------------------------------------------------------------------- one story in both viewers (issue 33, item 5)
+
+
+def _checked(tmp_path, spec: str, *options: str) -> tuple[Trace, list[str | None] | None, str]:
+    """The counterexample `ownership check SPEC --out` writes: (trace, its narratives, its file)."""
+    from conftest import run_cli
+
+    from ownership.cli.show import narratives
+
+    out = tmp_path / "t.itf.json"
+    assert run_cli("check", spec, *options, "--out", str(out)).code == 1
+    trace = read_itf(out)
+    return trace, narratives(str(out), len(trace.steps)), str(out)
+
+
+def test_the_page_tells_each_steps_narrative_and_the_terminals_why(tmp_path):
+    """The page's data holds each step's narrative (the trace's #meta.narrative, as the terminal
+    shows it) and the why of the violation in the terminal's own words, computed once."""
+    trace, told, path = _checked(tmp_path, "sglang_pd")
+    data = view_model(trace, narrative=told)
+    assert data["steps"][2]["narrative"] == "decode reserves pages {0, 1, 2}"
+    assert data["steps"][0]["narrative"].startswith("prefill pool: 3 pages (context)")
+    assert view_model(trace)["steps"][2]["narrative"] is None   # (none given, none shown)
+    why = data["why"]
+    assert why["heading"] == "Why (step 6, request r1): the spec's beliefs against the kernel's truth about the pages"
+    assert why["truth"] == ["decode: r1 owns pages 0, 1, 2; its KV is in page 0 only; pages 1, 2 hold KV of r0"]
+    assert ["sent[r1] = 1", "= the 1 decode page holding r1's KV"] in why["beliefs"]
+    assert why["differs"] == "sent[r1] = 1 against prompt[r1] = 3: r1's KV fills 1 of the 3 decode pages it owns"
+    terminal = _run(["ownership", "show", path])[0]
+    for line in [why["heading"], *why["truth"], why["differs"], data["steps"][2]["narrative"]]:
+        assert line in terminal
+    page = tmp_path / "p.html"
+    assert _run(["ownership", "show", path, "--html", str(page)])[2] == 0
+    assert "decode reserves pages {0, 1, 2}" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("spec", "options", "note"), [
+    ("tests/specs/liveness/spin.py:Spin", (), "step 3 is the state of step 1: steps 2..3 repeat forever"),
+    ("tests/specs/liveness/stranded.py", ("--fix", "no-timeout"),
+     "the run stops at step 2 (no action enabled there, says the trace) and stays there forever"),
+])
+def test_a_lasso_is_shown_whole_with_its_loop_marked(tmp_path, spec, options, note):
+    """A liveness counterexample is a lasso: no step of it is greyed out as "after the
+    violation" (each was checked), the violated property stays unmet to the end, and both
+    viewers say which steps repeat forever, in the same words."""
+    trace, _, path = _checked(tmp_path, str(ROOT / spec), *options)
+    assert trace.loop is not None and trace.violation is not None
+    v = trace.violation
+    data = view_model(trace)
+    assert data["loop_note"] == note and data["loop"] == trace.loop
+    statuses = [s["status"] for s in data["steps"]]
+    assert all(st[0] != "after" for row in statuses for st in row.values())
+    assert all(row[v.property][0] == "unmet" for row in statuses[v.step + 1:])
+    assert statuses[v.step][v.property][0] == "violated"
+    assert f"... {note}" in _run(["ownership", "show", path])[0]
+
+
+def test_a_finite_counterexample_still_greys_the_steps_after_its_violation(incident):
+    """Without a loop, the engine stopped at the violation: a later step is "after" (not checked)."""
+    incident.violation.step = 4
+    data = view_model(incident)
+    assert data["loop_note"] is None and data["loop"] is None
+    assert {st[0] for st in data["steps"][5]["status"].values()} == {"after"}
+
+
+STORE_INVARIANT = '''
+
+    @invariant
+    def released_only_once_stored(self, s, r):
+        """A test's property, made to fail where the store alone holds the request's page."""
+        return (s.stage[r] != RELEASED) | (s.landed[r] == 1)
+'''
+
+
+def test_a_page_held_by_a_cache_is_no_stale_read_hazard(tmp_path):
+    """The kernel's stale-read is a read by a request of a page not holding its KV: a counted
+    pool's page that only the store job (an owner, not a request) still holds, with r1's KV,
+    is no hazard; a page a request holds without its KV is one (ownership/kernel.py `_read`)."""
+    source = (ROOT / "tests" / "specs" / "semantics" / "transfer_holds_its_reference.py").read_text(encoding="utf-8")
+    spec = tmp_path / "store.py"
+    spec.write_text(source.replace("from ownership import ", "from ownership import invariant, ")
+                    .replace("\n    def finished(", STORE_INVARIANT + "\n    def finished("), encoding="utf-8")
+    trace, _, _ = _checked(tmp_path, str(spec), "--fix", "store-holds-reference")
+    i = len(trace.steps) - 1   # compute, start_store (the store shares the page), finish (r1 drops it)
+    assert [st.action for st in trace.steps] == [None, "compute", "start_store", "finish"]
+    cell = page_grid(trace, i, "gpu").cells[0]
+    assert cell.holders == ("store",) and cell.content == "r1"
+    assert "foreign" not in cell.marks and "unwritten" not in cell.marks
+    note = build_view(trace).status[i]["stale-read"].note
+    assert "gpu" not in note   # (the cpu page, r1's and in flight, is unwritten: that hazard stays)
+    assert note.startswith("cpu page 0 owned by r1 is never written")
+    # the same page, held by a request instead of the store, is the kernel's hazard
+    trace.steps[i].state["gpu.holders"] = list(trace.steps[i].state["gpu.holders"])
+    trace.steps[i].state["gpu.holders"][0] = frozenset({"r2"})
+    assert "foreign" in page_grid(trace, i, "gpu").cells[0].marks
+    assert "gpu page 0 is owned by r2 but holds KV of r1" in build_view(trace).status[i]["stale-read"].note

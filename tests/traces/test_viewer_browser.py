@@ -201,3 +201,76 @@ def test_a_foreign_trace_page_shows_its_variables(browser, tmp_path):
     assert browser.find_element("id", "beliefs-title").text.lower() == "variables"
     rows = browser.execute_script("return Array.from(document.querySelectorAll('#beliefs tr')).map(r => r.children[0].textContent)")
     assert rows == ["owner", "content", "step_count", "queue", "done"]
+
+
+def _checked_page(tmp_path: Path, *check: str) -> Path:
+    """The page of the counterexample that `ownership check ... --out` writes, with its narratives."""
+    from conftest import run_cli
+
+    trace = tmp_path / "t.itf.json"
+    assert run_cli("check", *check, "--out", str(trace)).code == 1
+    page = tmp_path / "checked.html"
+    assert run_cli("show", str(trace), "--html", str(page)).code == 0
+    return page
+
+
+def test_the_page_shows_each_steps_narrative_and_the_why(browser, tmp_path):
+    """The narrative of the step in view and the why of the violation, as the terminal tells them."""
+    from selenium.webdriver.common.keys import Keys
+
+    errors, _ = _open(browser, _checked_page(tmp_path, "sglang_pd"))
+    assert errors == []
+    why = browser.find_element("id", "why")
+    assert why.is_displayed()
+    text = why.text
+    assert "Why (step 6, request r1): the spec's beliefs against the kernel's truth about the pages" in text
+    assert "decode: r1 owns pages 0, 1, 2; its KV is in page 0 only; pages 1, 2 hold KV of r0" in text
+    assert "sent[r1] = 1 against prompt[r1] = 3: r1's KV fills 1 of the 3 decode pages it owns" in text
+    assert browser.find_element("id", "step-narrative").text == "decode attends over pages 0, 1, 2"
+    body = browser.find_element("tag name", "body")
+    for _ in range(4):
+        body.send_keys(Keys.ARROW_LEFT)
+    assert _current(browser) == 2
+    assert browser.find_element("id", "step-narrative").text == "decode reserves pages {0, 1, 2}"
+    _screenshot(browser, "viewer-why.png")
+
+
+def test_a_lasso_page_shows_every_step_and_marks_the_loop(browser, tmp_path):
+    """A liveness counterexample: every step's box and status is drawn normally (none greyed as
+    "after the violation"), the loop's back edge is drawn, and a step of the loop says so."""
+    from selenium.webdriver.common.keys import Keys
+
+    errors, _ = _open(browser, _checked_page(tmp_path, str(ROOT / "tests" / "specs" / "liveness" / "spin.py:Spin")))
+    assert errors == []
+    boxes = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.lane-step')).map(g => [g.getAttribute('data-step'),"
+        " g.getAttribute('class'), getComputedStyle(g).opacity, g.getBoundingClientRect().width > 0])")
+    assert [b[0] for b in boxes] == ["1", "2", "3"]
+    assert all(b[2] == "1" and b[3] for b in boxes)
+    assert ["in-loop" in b[1] for b in boxes] == [False, True, True]
+    assert browser.execute_script("return document.querySelectorAll('#props td.st-after').length") == 0
+    assert browser.execute_script("return document.querySelector('.loop-edge').getAttribute('data-loop')") == "1"
+    assert "steps 2..3 repeat forever" in browser.find_element("id", "verdict").text
+    browser.find_element("tag name", "body").send_keys(Keys.END)
+    assert _current(browser) == 3
+    loop = browser.find_element("id", "step-loop")
+    assert loop.is_displayed()
+    assert loop.text == "back to the state of step 1: step 3 is the state of step 1: steps 2..3 repeat forever"
+    _screenshot(browser, "viewer-lasso.png")
+
+
+def test_a_dead_end_page_shows_every_step_and_says_the_run_stops_there(browser, tmp_path):
+    """A dead end (the loop at the last step): no step greyed, the last one says the run stays there."""
+    from selenium.webdriver.common.keys import Keys
+
+    page = _checked_page(tmp_path, str(ROOT / "tests" / "specs" / "liveness" / "stranded.py"), "--fix", "no-timeout")
+    errors, _ = _open(browser, page)
+    assert errors == []
+    assert browser.execute_script("return document.querySelectorAll('#props td.st-after').length") == 0
+    classes = browser.execute_script("return Array.from(document.querySelectorAll('.lane-step')).map(g => g.getAttribute('class'))")
+    assert ["in-loop" in c for c in classes] == [False, True]
+    assert "the run stops here, no action enabled, forever" in browser.execute_script(
+        "return document.querySelector('.loop-label').textContent")
+    browser.find_element("tag name", "body").send_keys(Keys.END)
+    assert browser.find_element("id", "step-loop").text == (
+        "the run stops at step 2 (no action enabled there, says the trace) and stays there forever")
