@@ -88,7 +88,7 @@ class Coverage:
     held_memory: int | None = None
     #: a complete exhaustive search: the transitions of each action (name, count), in
     #: declaration order, as TLC's coverage; 0: enabled in no reachable state. None where not
-    #: counted (an incomplete search, a partitioned one, a resumed checkpoint)
+    #: counted (an incomplete search, a run resumed from a checkpoint)
     actions: tuple[tuple[str, int], ...] | None = None
 
     def never_enabled_actions(self) -> list[str]:

@@ -47,6 +47,7 @@ class Expanded:
     reached: list[bool] = field(default_factory=list)  # per sometimes property
     sent: list[int] = field(default_factory=list)      # bytes sent to each partition
     rss: int = 0
+    fired: Any = None  # transitions per binding (numpy int64), of the blocks expanded
 
 
 @dataclass
@@ -168,6 +169,8 @@ class Partition:
                 row, b = divmod(blk.first_error, self.B)
                 out.step_error = (base + row, b)
             out.transitions += int(blk.pos.size)
+            fired = np.bincount(blk.pos % self.B, minlength=self.B)
+            out.fired = fired if out.fired is None else out.fired + fired
             if blk.first_flag >= 0:
                 row, b = divmod(blk.first_flag, self.B)
                 out.flag = (base + row, b)

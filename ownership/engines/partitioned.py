@@ -285,6 +285,9 @@ class _Driver:
         self.reached = {n: False for n in self.names}
         self.sizes: list[list[int]] = []   # per level, per partition: states
         self.transitions = 0
+        #: transitions per binding (the actions' coverage; None on a resumed checkpoint, whose
+        #: earlier levels this run did not expand)
+        self.fired: list[int] | None = [0] * len(model.bindings)
         self.levels: list[Level] = []
         self.peak = 0
         self.represented = 0   # under symmetry: the states the representatives stand for
@@ -351,6 +354,7 @@ class _Driver:
                 raise UsageError(f"--resume {self.resume}: the checkpoint's files do not hold the states its"
                                  " checkpoint.json counts (a partial copy?); start the run again without --resume")
             self.transitions = meta.transitions
+            self.fired = None
             self.reached.update({n: v for n, v in meta.reached.items() if n in self.reached})
             d = meta.levels - 1
         else:
@@ -373,6 +377,10 @@ class _Driver:
             new = [n for n, _ in got]
             self.represented += sum(o for _, o in got)
             self.transitions += sum(o.transitions for o in outs)
+            if self.fired is not None:
+                for o in outs:
+                    if o.fired is not None:
+                        self.fired = [a + int(b) for a, b in zip(self.fired, o.fired)]
             sent = sum(o.sent[j] for i, o in enumerate(outs) for j in range(self.parts) if i != j)
             local = sum(o.sent[i] for i, o in enumerate(outs))
             self.levels.append(Level(d, sum(new), sum(o.transitions for o in outs), sent, local))
@@ -504,7 +512,8 @@ class _Driver:
         before = self.represented if self.symmetry else None
         return Coverage(self.states(), self.transitions, depth, complete=complete, stopped_by=stopped_by,
                         seconds=time.monotonic() - self.start, bound_depth=bound, states_before_symmetry=before,
-                        bits_per_state=self.bits, peak_memory=self.peak or None)
+                        bits_per_state=self.bits, peak_memory=self.peak or None,
+                        actions=self.model.action_counts(self.fired) if complete and self.fired is not None else None)
 
     def _finish(self, stopped_by: str | None, bound: int | None, note: str = "") -> CheckResult:
         depth = max(len(self.sizes) - 1, 0)  # (no level yet: stopped while the workers started)

@@ -72,6 +72,25 @@ def test_every_explicit_search_counts_the_same_transitions_per_action(dead):
     assert per_state.check(shipped).coverage.actions == batch.check(shipped).coverage.actions
 
 
+def test_the_partitioned_search_counts_them_too_and_a_resumed_one_does_not(tmp_path, ray_cluster):
+    """In this process, on Ray and with a checkpoint: the batch engine's counts; a run resumed
+    from a checkpoint did not expand the levels before it, so it gives none."""
+    from ownership.engines import partitioned
+    from ownership.engines.cluster import Recipe
+
+    model = model_for("sglang_pd", fixes=["door-retire"])
+    want = batch.check(model).coverage.actions
+    assert partitioned.check(model, parts=3).coverage.actions == want
+    recipe = Recipe.of("sglang_pd", model)
+    assert partitioned.check(model, recipe=recipe, ray=ray_cluster, parts=2).coverage.actions == want
+    where = str(tmp_path / "ckpt")
+    first = partitioned.check(model, recipe=recipe, checkpoint=where, max_depth=4)
+    assert first.coverage.actions is None  # (stopped at a depth: incomplete)
+    resumed = partitioned.check(model, recipe=recipe, resume=where)
+    assert resumed.coverage.complete and resumed.coverage.actions is None
+    assert partitioned.check(model, recipe=recipe, checkpoint=str(tmp_path / "whole")).coverage.actions == want
+
+
 def test_an_incomplete_search_counts_no_coverage():
     """A search stopped by a limit has not seen every state: "never enabled" would claim more
     than it covered, so no counts are given."""
