@@ -124,7 +124,7 @@ def ray_left_idle(request):
     free = ray.available_resources().get("CPU", 0)
     if free >= total:
         return
-    left = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+    left = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("ownership-")]
     for actor in left:
         with contextlib.suppress(Exception):
             ray.kill(ray.get_actor(actor))
@@ -132,6 +132,12 @@ def ray_left_idle(request):
     for pid, _ in busy:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+    if not left and not busy:
+        # (nothing of ours runs: Ray's own count of free CPUs lags on a loaded machine, e.g.
+        # after a worker died; the next test's search waits for the CPU, START_SECONDS at most)
+        warnings.warn(f"Ray counts {total - free:g} of {total:g} CPUs busy {RAY_IDLE_SECONDS:g} s after the test,"
+                      " with no search of ours running", stacklevel=2)
+        return
     pytest.fail(f"the test left {total - free:g} of the shared Ray instance's {total:g} CPUs busy after"
                 f" {RAY_IDLE_SECONDS:g} s: actors {left}, tasks {[name for _, name in busy]} (now stopped)")
 
@@ -157,9 +163,16 @@ def _revive(ray: Any) -> None:
     _REVIVED.append(again)
 
 
+#: The names of the Ray worker processes of our searches: the swarm's `search` task and the
+#: partitioned search's `Partition` actors (`ray::Partition.expand`, `ray::ownership-RUN-I:...`). Never Ray's
+#: own processes (`ray::DashboardAgent`, `ray::RuntimeEnvAgent`, ...): killing those killed the
+#: raylet, and every later Ray test waited on a dead instance (a CI hang under load).
+OUR_RAY_PROCESSES = ("ray::search", "ray::Partition", "ray::ownership-")
+
+
 def _ray_task_processes() -> list[tuple[int, str]]:
-    """The Ray worker processes of this machine running a task or an actor (`ray::NAME`, not
-    `ray::IDLE`): their pid and name."""
+    """The Ray worker processes of this machine running one of our searches (OUR_RAY_PROCESSES):
+    their pid and name."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -168,7 +181,7 @@ def _ray_task_processes() -> list[tuple[int, str]]:
             name = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
         except OSError:
             continue
-        if name.startswith("ray::") and name != "ray::IDLE":
+        if name.startswith(OUR_RAY_PROCESSES):
             found.append((int(entry.name), name))
     return found
 
