@@ -29,6 +29,7 @@ from typing import Any
 
 from ..trace import Trace
 from .escape import printable
+from .states import is_kernel_var
 from .text import show_value
 from .view_model import (
     STATUSES,
@@ -36,7 +37,6 @@ from .view_model import (
     build_view,
     check_step,
     effects,
-    is_kernel_var,
     lane_of,
     marks_of,
     page_grid,

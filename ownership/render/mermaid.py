@@ -24,7 +24,8 @@ import re
 
 from ..trace import Trace
 from .escape import printable
-from .view_model import acting_request, build_view, effects, lane_of, step_label
+from .states import acting_request
+from .view_model import build_view, effects, lane_of, step_label
 
 #: ASCII characters that mean something to Mermaid or HTML, and what is written instead.
 LOOK_ALIKES: dict[str, str] = {

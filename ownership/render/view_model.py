@@ -13,20 +13,25 @@ anything.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..lang.properties import MONITOR_ONLY, PROPERTIES, STALE_READ, WRITE_UNOWNED
 from ..trace import Step, Trace
+from .states import (
+    _REQUEST_NAME,
+    _holders,
+    _ids,
+    _owner_text,
+    _page_holders,
+    _page_values,
+    _text,
+    acting_request,
+    pools_of,
+)
 from .text import show_value
-
-if TYPE_CHECKING:
-    from .why import Why
-
-#: The kernel's shadow slots of a pool, named "<pool>.<kind>" (ownership.lang.model).
-KERNEL_KINDS = ("owner", "holders", "pins", "content", "inflight", "outbound", "free_list")
+from .why import Why, why_of
 
 #: Actors in the order their swimlanes appear: the request's path through a PD deployment.
 LANE_ORDER = ("client", "router", "prefill", "transfer", "decode")
@@ -56,8 +61,6 @@ STATUSES: dict[str, tuple[str, str, str]] = {
     "after": ("-", "dim", "after the violation: not checked"),
     "unmet": ("unmet", "bold yellow", "still unmet: a step of the run that violates it forever (a lasso)"),
 }
-
-_REQUEST_NAME = re.compile(r"r\d+")
 
 
 # --------------------------------------------------------------------------- the view model
@@ -148,10 +151,6 @@ class TraceView:
     loop: str | None = None
 
 
-def _text(v: Any) -> str:
-    return v if isinstance(v, str) else show_value(v)
-
-
 def arg_text(v: Any) -> str:
     """An action argument as text; a Quint variant {"tag": T, "value": V} reads T(V)."""
     if isinstance(v, dict):
@@ -168,44 +167,6 @@ def step_label(step: Step) -> str:
     if step.action is None:
         return "initial state"
     return f"{step.action}(" + ", ".join(f"{k}={arg_text(v)}" for k, v in step.args.items()) + ")"
-
-
-def pools_of(trace: Trace) -> list[str]:
-    """The pools whose kernel slots the trace holds: "<pool>.owner" (or "<pool>.holders" for
-    a shared pool) as a list of pages."""
-    if not trace.steps:
-        return []
-    state = trace.steps[0].state
-    out = []
-    for var, value in state.items():
-        pool, _, kind = var.rpartition(".")
-        if pool and kind in ("owner", "holders") and isinstance(value, list) and pool not in out:
-            out.append(pool)
-    return out
-
-
-def _request_order(name: str) -> tuple[int, int, str]:
-    return (0, int(name[1:]), "") if _REQUEST_NAME.fullmatch(name) else (1, 0, name)
-
-
-def _holders(value: Any) -> tuple[str, ...]:
-    """The requests holding a page: an owner ("free" for none) or a set of holders."""
-    if isinstance(value, frozenset | set | list | tuple):
-        return tuple(sorted((_text(x) for x in value), key=_request_order))
-    text = _text(value)
-    return () if text in ("free", "none", "") else (text,)
-
-
-def _owner_text(holders: tuple[str, ...]) -> str:
-    return "+".join(holders) if holders else "free"
-
-
-def _page_holders(state: dict[str, Any], pool: str) -> list[tuple[str, ...]]:
-    for kind in ("owner", "holders"):
-        value = state.get(f"{pool}.{kind}")
-        if isinstance(value, list):
-            return [_holders(x) for x in value]
-    return []
 
 
 def _reads(holder: str, trace: Trace | None) -> bool:
@@ -247,22 +208,6 @@ def stale_readers(content: str, holders: tuple[str, ...], trace: Trace | None = 
     return tuple(h for h in holders if _reads(h, trace) and h != content)
 
 
-def is_kernel_var(var: str, pools: Iterable[str]) -> bool:
-    """Whether a variable is a kernel shadow slot (ground truth) rather than a spec belief."""
-    pool, _, kind = var.rpartition(".")
-    return kind in KERNEL_KINDS and pool in set(pools)
-
-
-def acting_request(step: Step) -> str | None:
-    """The request an action acts for: its first argument that names a request (r1, r2, ...),
-    else its `request` argument (an event of a monitored log names the engine's own id)."""
-    for value in step.args.values():
-        if isinstance(value, str) and _REQUEST_NAME.fullmatch(value):
-            return value
-    value = step.args.get("request")
-    return value if isinstance(value, str) else None
-
-
 def reader_at(trace: Trace, i: int) -> str | None:
     """Whose eyes the page grid of step i takes: the acting request, else the violating one."""
     own = acting_request(trace.steps[i])
@@ -272,14 +217,6 @@ def reader_at(trace: Trace, i: int) -> str | None:
     if v is not None and 0 <= v.step < len(trace.steps):
         return acting_request(trace.steps[v.step])
     return None
-
-
-def _page_values(state: dict[str, Any], pool: str, kind: str, size: int, default: str) -> list[str]:
-    value = state.get(f"{pool}.{kind}")
-    if not isinstance(value, list):
-        return [default] * size
-    out = [_text(x) for x in value[:size]]
-    return out + [default] * (size - len(out))
 
 
 #: Above this many pages a pool's grid shows only the pages worth reading (held, in flight,
@@ -302,11 +239,6 @@ def page_grid(trace: Trace, i: int, pool: str, *, compact: bool = False) -> Pool
 
     keep = [c for c in grid.cells if c.marks != ("free",) or not same(c)]
     return PoolGrid(grid.pool, grid.reader, keep, grid.free_list, len(grid.cells) - len(keep))
-
-
-def _ids(trace: Trace, pool: str, pages: list[int]) -> list[int]:
-    """Positions of a pool's kernel slots as the pages' own ids (the same, but in a monitor's trace)."""
-    return [trace.page_id(pool, p) for p in pages]
 
 
 def _full_grid(trace: Trace, i: int, pool: str) -> PoolGrid:
@@ -543,8 +475,6 @@ def build_view(trace: Trace, narrative: list[str | None] | None = None) -> Trace
     both viewers tell of it: each step's narrative (`narrative`, one entry per step, as
     cli/show.py reads it from the trace file; dropped when the count differs), the why of the
     violation (render/why.py) and the lasso's words."""
-    from .why import why_of
-
     pools = pools_of(trace)
     props, status = property_status(trace, pools)
     if narrative is not None and (len(narrative) != len(trace.steps) or not any(narrative)):

@@ -21,9 +21,9 @@ from typing import Any
 
 from ..trace import Trace
 from .escape import printable
+from .states import KERNEL_KINDS, is_kernel_var
 from .text import changes, show_value
 from .view_model import (
-    KERNEL_KINDS,
     MARKS,
     STATUSES,
     PoolGrid,
@@ -31,7 +31,6 @@ from .view_model import (
     build_view,
     check_step,
     effects,
-    is_kernel_var,
     marks_of,
     page_grid,
     step_label,

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..trace import Trace
-from .text import show_value
-from .view_model import (
+from .states import (
     _REQUEST_NAME,
     _ids,
     _owner_text,
@@ -19,6 +18,7 @@ from .view_model import (
     is_kernel_var,
     pools_of,
 )
+from .text import show_value
 
 
 @dataclass

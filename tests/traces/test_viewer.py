@@ -26,7 +26,8 @@ from ownership.engines.graph import reachable_graph, summary, to_dot
 from ownership.errors import UsageError
 from ownership.render.html import _SCRIPT, _STYLE, _sha256, embed_json, render_html, view_model
 from ownership.render.mermaid import LOOK_ALIKES, mermaid_text, render_mermaid
-from ownership.render.view_model import build_view, effects, messages_of, page_grid, pools_of
+from ownership.render.states import pools_of
+from ownership.render.view_model import build_view, effects, messages_of, page_grid
 from ownership.render.viewer import render_show, render_view, to_ansi, to_plain
 from ownership.render.why import why_of
 from ownership.trace import Step, Trace, from_itf, read_itf, to_itf
