@@ -213,6 +213,17 @@ class CheckResult:
         return (f"in {search + self.graph_seconds:.2f} s ({search:.2f} s the search, {self.graph_seconds:.2f} s"
                 " liveness and measures on its graph)")
 
+    @classmethod
+    def of_search(cls, coverage: Coverage, reached: dict[str, bool], engine: str = "explicit") -> CheckResult:
+        """The result of an exhaustive search that found no violation: verified when it covered
+        every reachable state, else bounded (a limit of states or depth) or inconclusive (time,
+        memory, Ctrl-C, a lost worker); a @sometimes not reached is "never" only after a
+        complete search (None: not reached before it stopped)."""
+        if coverage.complete:
+            return cls(Verdict.VERIFIED, coverage, engine, sometimes=dict(reached))
+        verdict = Verdict.BOUNDED if coverage.stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
+        return cls(verdict, coverage, engine, sometimes={k: (True if v else None) for k, v in reached.items()})
+
     @property
     def violation(self) -> Any:
         return self.trace.violation if self.trace is not None else None

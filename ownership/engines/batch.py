@@ -686,11 +686,7 @@ class _Search:
             depth -= 1
         complete = stopped_by is None
         cov = self._coverage(complete, stopped_by, depth, None if complete else bound)
-        if complete:
-            return CheckResult(Verdict.VERIFIED, cov, "explicit", sometimes=dict(self.reached))
-        verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
-        return CheckResult(verdict, cov, "explicit",
-                           sometimes={k: (True if v else None) for k, v in self.reached.items()})
+        return CheckResult.of_search(cov, self.reached)
 
 
 #: The engine, and the names that moved to visited, memory, expand and paths: still importable

@@ -262,10 +262,7 @@ class _Run:
         complete = stopped_by is None
         bound = None if complete else self._get(3) + 1
         cov = self._coverage(self._get(0), self._get(1), self._get(10), complete, stopped_by, bound)
-        if complete:
-            return CheckResult(Verdict.VERIFIED, cov, "explicit", sometimes=dict(self.reached))
-        verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
-        return CheckResult(verdict, cov, "explicit", sometimes={k: (True if v else None) for k, v in self.reached.items()})
+        return CheckResult.of_search(cov, self.reached)
 
     def _coverage(self, states: int, transitions: int, depth: int, complete: bool, stopped_by: str | None,
                   bound: int | None) -> Coverage:

@@ -525,12 +525,7 @@ class _Driver:
                            seconds=time.monotonic() - self.start, bound_depth=bound)
         else:
             cov = self._coverage(complete, stopped_by, depth, None if complete else bound)
-        if complete:
-            result = CheckResult(Verdict.VERIFIED, cov, "explicit", sometimes=dict(self.reached))
-        else:
-            verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
-            result = CheckResult(verdict, cov, "explicit",
-                                 sometimes={k: (True if v else None) for k, v in self.reached.items()})
+        result = CheckResult.of_search(cov, self.reached)
         # (per level: successors and bytes sent, for the benchmarks' cost model)
         result.levels = self.levels  # type: ignore[attr-defined]
         result.note = self._how(note)

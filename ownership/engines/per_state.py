@@ -158,13 +158,7 @@ def check(
     cov = Coverage(len(seen), transitions, max_d, complete=complete, stopped_by=stopped_by,
                    seconds=elapsed, bound_depth=None if complete else deepest_done + 1,
                    actions=model.action_counts(fired) if complete else None)
-    if complete:
-        verdict = Verdict.VERIFIED
-        sometimes: dict[str, bool | None] = dict(reached)
-    else:
-        verdict = Verdict.BOUNDED if stopped_by in ("max-states", "max-depth") else Verdict.INCONCLUSIVE
-        sometimes = {k: (True if v else None) for k, v in reached.items()}
-    return CheckResult(verdict, cov, "explicit", sometimes=sometimes)
+    return CheckResult.of_search(cov, reached)
 
 
 def _append(states: list, parent: list, via: list, depth_of: list,
