@@ -53,7 +53,7 @@ CASES = [
     ("native", "native", dict(spec="sglang_pd", native=True)),
     ("bmc", "bmc_replay", dict(spec="sglang_pd", engine="bmc")),
     ("fuzz", "fuzz", dict(spec="sglang_pd", engine="fuzz", seed=1)),
-    ("per-state explicit (a pool past 1,024 pages)", "explicit",
+    ("per-state explicit (a pool past 1,024 pages)", "per_state",
      dict(spec="sglang_pd", params={"decode_pool": 1100})),
 ]
 

@@ -19,7 +19,7 @@ SAMPLE = {"symbolic": ("decode_pool",), "runs": 5, "steps": 5, "seed": 1, "profi
           "native": True, "max_states": 10, "max_depth": 3}
 
 #: The options of api.check that every engine takes (or that it checks in other ways).
-COMMON = {"spec", "params", "fixes", "version", "skip", "engine", "max_seconds", "reporter", "database", "workers",
+COMMON = {"spec", "params", "fixes", "version", "skip", "only", "engine", "max_seconds", "reporter", "database", "workers",
           "measure", "liveness"}
 
 MISSING = "no/such/spec.py"  # (a refusal before loading never reads it)
